@@ -1,0 +1,78 @@
+//! The domain-separated SHA-256 concurrency-key digest (ADR-033, contract v1 D1/D2).
+
+use sha2::{Digest, Sha256};
+
+use crate::Width;
+
+/// Domain tag prefixed to every concurrency key: `awa:concurrency_key:v1` then one `0x00`.
+///
+/// Fixed length with its only NUL at the end, so the pre-image splits uniquely into
+/// (tag, key) and no other `awa:<family>:v<N>\0` tag is a prefix of it (docs/adr/0001).
+pub const CONCURRENCY_DOMAIN_TAG: &[u8; 23] = b"awa:concurrency_key:v1\0";
+
+/// Length of a concurrency digest in bytes.
+pub const DIGEST_LEN: usize = 32;
+
+/// The bytes hashed for a concurrency key: `CONCURRENCY_DOMAIN_TAG || key`.
+#[must_use]
+pub fn concurrency_preimage(key: &[u8]) -> Vec<u8> {
+    let mut pre = Vec::with_capacity(CONCURRENCY_DOMAIN_TAG.len() + key.len());
+    pre.extend_from_slice(CONCURRENCY_DOMAIN_TAG);
+    pre.extend_from_slice(key);
+    pre
+}
+
+/// `SHA-256(CONCURRENCY_DOMAIN_TAG || key)`; `key` is raw bytes (a text key: its UTF-8 bytes).
+///
+/// PostgreSQL computes the same value as
+/// `sha256('\x6177613a636f6e63757272656e63795f6b65793a763100'::bytea || key)`.
+#[must_use]
+pub fn concurrency_digest(key: &[u8]) -> [u8; DIGEST_LEN] {
+    // Streams the tag then the key: no pre-image copy on the hot path.
+    let mut h = Sha256::new();
+    h.update(CONCURRENCY_DOMAIN_TAG);
+    h.update(key);
+    h.finalize().into()
+}
+
+/// The enqueue shard a concurrency digest selects: the first 8 digest bytes read as a
+/// big-endian u64, mod `width`.
+#[must_use]
+pub fn concurrency_shard(digest: &[u8; DIGEST_LEN], width: Width) -> u8 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
+    // The remainder is < width <= 64, so it fits in u8.
+    (u64::from_be_bytes(first) % u64::from(width.get())) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_is_ascii_then_one_nul() {
+        let (last, body) = CONCURRENCY_DOMAIN_TAG.split_last().unwrap();
+        assert_eq!(*last, 0);
+        assert!(body.iter().all(|b| b.is_ascii_graphic()));
+    }
+
+    #[test]
+    fn digest_is_sha256_of_preimage() {
+        let key = b"tenant-42";
+        let want: [u8; 32] = Sha256::digest(concurrency_preimage(key)).into();
+        assert_eq!(concurrency_digest(key), want);
+        assert_ne!(concurrency_digest(b""), concurrency_digest(b"\0"));
+    }
+
+    #[test]
+    fn shard_reads_first_eight_bytes_big_endian() {
+        let mut d = [0u8; 32];
+        d[7] = 5;
+        d[8] = 0xff; // ignored
+        assert_eq!(concurrency_shard(&d, Width::new(64).unwrap()), 5);
+        assert_eq!(concurrency_shard(&d, Width::new(3).unwrap()), 2);
+        d[0] = 0x80;
+        // 2^63 + 5 mod 7: 2^63 mod 7 = 1 → 6.
+        assert_eq!(concurrency_shard(&d, Width::new(7).unwrap()), 6);
+    }
+}

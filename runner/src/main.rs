@@ -1,0 +1,2 @@
+//! awa-conformance runner (placeholder).
+fn main() {}

@@ -1,0 +1,1 @@
+//! Frozen v1 vectors (placeholder until the loader lands).

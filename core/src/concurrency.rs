@@ -28,7 +28,16 @@ pub fn concurrency_preimage(key: &[u8]) -> Vec<u8> {
 /// `sha256('\x6177613a636f6e63757272656e63795f6b65793a763100'::bytea || key)`.
 #[must_use]
 pub fn concurrency_digest(key: &[u8]) -> [u8; DIGEST_LEN] {
-    // Streams the tag then the key: no pre-image copy on the hot path.
+    // Short keys (the common case) are framed in a stack buffer and hashed one-shot, which
+    // costs the same as hashing an unframed buffer of that length; long keys stream.
+    let mut buf = [0u8; 64];
+    let total = CONCURRENCY_DOMAIN_TAG.len() + key.len();
+    if let Some(pre) = buf.get_mut(..total) {
+        let (tag, rest) = pre.split_at_mut(CONCURRENCY_DOMAIN_TAG.len());
+        tag.copy_from_slice(CONCURRENCY_DOMAIN_TAG);
+        rest.copy_from_slice(key);
+        return Sha256::digest(pre).into();
+    }
     let mut h = Sha256::new();
     h.update(CONCURRENCY_DOMAIN_TAG);
     h.update(key);

@@ -3,6 +3,8 @@
 //! Written here rather than delegated to serde_json so that a dependency bump, or a
 //! `preserve_order` feature switched on anywhere in a build graph, cannot move a byte.
 
+use std::fmt::Write as _;
+
 use crate::Error;
 
 /// Maximum nesting depth of arrays and objects the encoder accepts (serde_json's parser limit,
@@ -87,14 +89,46 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
             }
             out.push(b'{');
             let mut first = true;
-            for (key, val) in sorted_members(members) {
+            let mut emit = |(key, val): &(String, Value), out: &mut Vec<u8>| {
                 if !first {
                     out.push(b',');
                 }
                 first = false;
                 write_string(key, out);
                 out.push(b':');
-                write_value(val, out, depth + 1)?;
+                write_value(val, out, depth + 1)
+            };
+            if is_strictly_sorted(members) {
+                // Machine-built args are usually sorted already: no index work at all.
+                for m in members {
+                    emit(m, out)?;
+                }
+            } else if members.len() <= SMALL_OBJECT {
+                // Small objects sort an index array on the stack: no allocation per object.
+                let mut idx = [0u8; SMALL_OBJECT];
+                let n = members.len();
+                for (i, slot) in idx.iter_mut().enumerate().take(n) {
+                    *slot = i as u8;
+                }
+                let idx = idx.get_mut(..n).unwrap_or_default();
+                idx.sort_by(|&a, &b| key_of(members, a).cmp(key_of(members, b)));
+                for (p, &i) in idx.iter().enumerate() {
+                    // Stable sort keeps insertion order among equal keys, so the last of a
+                    // run is the last inserted: serde_json's map semantics (last wins).
+                    if idx
+                        .get(p + 1)
+                        .is_some_and(|&j| key_of(members, j) == key_of(members, i))
+                    {
+                        continue;
+                    }
+                    if let Some(m) = members.get(usize::from(i)) {
+                        emit(m, out)?;
+                    }
+                }
+            } else {
+                for m in sorted_members(members) {
+                    emit(m, out)?;
+                }
             }
             out.push(b'}');
         }
@@ -102,24 +136,32 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
     Ok(())
 }
 
-/// Members in UTF-8 byte order of their keys, keeping only the last of equal keys.
+/// Objects up to this many members sort on the stack.
+const SMALL_OBJECT: usize = 32;
+
+fn key_of(members: &[(String, Value)], i: u8) -> &[u8] {
+    members.get(usize::from(i)).map_or(&[], |m| m.0.as_bytes())
+}
+
+fn is_strictly_sorted(members: &[(String, Value)]) -> bool {
+    members
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if a.0.as_bytes() < b.0.as_bytes()))
+}
+
+/// Members of a large object in UTF-8 byte order of their keys, keeping only the last of
+/// equal keys.
 fn sorted_members(members: &[(String, Value)]) -> Vec<&(String, Value)> {
     let mut refs: Vec<&(String, Value)> = members.iter().collect();
-    // Already-sorted input (the common case for machine-built args) costs one linear pass.
-    if !refs.windows(2).all(|w| matches!(w, [a, b] if a.0.as_bytes() < b.0.as_bytes())) {
-        // Stable sort keeps insertion order among equal keys, so the last of a run is the
-        // last inserted: exactly serde_json's map semantics (a later insert replaces).
-        refs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let mut dedup: Vec<&(String, Value)> = Vec::with_capacity(refs.len());
-        for m in refs {
-            match dedup.last_mut() {
-                Some(last) if last.0 == m.0 => *last = m,
-                _ => dedup.push(m),
-            }
+    refs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut dedup: Vec<&(String, Value)> = Vec::with_capacity(refs.len());
+    for m in refs {
+        match dedup.last_mut() {
+            Some(last) if last.0 == m.0 => *last = m,
+            _ => dedup.push(m),
         }
-        return dedup;
     }
-    refs
+    dedup
 }
 
 fn write_int(i: i64, out: &mut Vec<u8>) {
@@ -155,11 +197,31 @@ fn hex_digit(n: u8) -> u8 {
     }
 }
 
+/// Bytes that must be escaped inside a JSON string: the C0 controls, `"` and `\\`.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        // A const block cannot call `get_mut`; `i < 256` bounds the index.
+        #[expect(clippy::indexing_slicing, reason = "i < 256 = t.len()")]
+        {
+            t[i] = i < 0x20 || i == b'"' as usize || i == b'\\' as usize;
+        }
+        i += 1;
+    }
+    t
+};
+
 fn write_string(s: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
     let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
+        if !NEEDS_ESCAPE.get(usize::from(b)).copied().unwrap_or(false) {
+            continue;
+        }
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         let esc: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -168,14 +230,17 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
             b'\n' => b"\\n",
             b'\r' => b"\\r",
             b'\t' => b"\\t",
-            0x00..=0x1f => b"",
-            _ => continue,
+            _ => b"",
         };
-        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         if esc.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(hex_digit(b >> 4));
-            out.push(hex_digit(b & 0xf));
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                hex_digit(b >> 4),
+                hex_digit(b & 0xf),
+            ]);
         } else {
             out.extend_from_slice(esc);
         }
@@ -200,15 +265,17 @@ fn write_float(f: f64, out: &mut Vec<u8>) {
     }
     // std's `{:e}` prints the shortest digits that round-trip (closest on ties): the same
     // digit string Ryū and zmij produce. The layout below is ours and pinned by vectors.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let len = i32::try_from(digits.len()).unwrap_or(i32::MAX);
+    let mut digit_buf = [0u8; 24];
+    let (n, exp) = shortest_digits(f.abs(), &mut digit_buf);
+    let digits = digit_buf.get(..n).unwrap_or_default();
+    let len = n as i32;
     let k = exp + 1;
     if k - len >= 0 && k <= 16 {
-        out.extend_from_slice(&digits);
-        out.extend(std::iter::repeat_n(b'0', usize::try_from(k - len).unwrap_or(0)));
+        out.extend_from_slice(digits);
+        out.extend(std::iter::repeat_n(
+            b'0',
+            usize::try_from(k - len).unwrap_or(0),
+        ));
         out.extend_from_slice(b".0");
     } else if 0 < k && k <= 16 {
         let (int, frac) = digits.split_at(usize::try_from(k).unwrap_or(0).min(digits.len()));
@@ -218,7 +285,7 @@ fn write_float(f: f64, out: &mut Vec<u8>) {
     } else if -5 < k && k <= 0 {
         out.extend_from_slice(b"0.");
         out.extend(std::iter::repeat_n(b'0', usize::try_from(-k).unwrap_or(0)));
-        out.extend_from_slice(&digits);
+        out.extend_from_slice(digits);
     } else {
         let (first, rest) = digits.split_at(1.min(digits.len()));
         out.extend_from_slice(first);
@@ -229,6 +296,135 @@ fn write_float(f: f64, out: &mut Vec<u8>) {
         out.push(b'e');
         out.push(if exp >= 0 { b'+' } else { b'-' });
         write_uint(u64::from(exp.unsigned_abs()), out);
+    }
+}
+
+/// Exact powers of ten as f64 (all exactly representable up to 10^22).
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+const TWO_POW_53: f64 = 9_007_199_254_740_992.0;
+
+/// The shortest round-trip significant digits of a finite `a >= 0` (closest on ties) into
+/// `out`, returning `(len, exp)` with `a = d1.d2…dlen × 10^exp`.
+fn shortest_digits(a: f64, out: &mut [u8; 24]) -> (usize, i32) {
+    if let Some((mut n, d)) = short_decimal(a) {
+        // `n` has no trailing zeros beyond the integer part; strip those too.
+        let mut tmp = [0u8; 20];
+        let mut pos = tmp.len();
+        while n > 0 {
+            pos -= 1;
+            if let Some(slot) = tmp.get_mut(pos) {
+                *slot = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+        }
+        let all = tmp.get(pos..).unwrap_or_default();
+        let sig = all.iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1);
+        let len = sig.min(out.len());
+        if let (Some(dst), Some(src)) = (out.get_mut(..len), all.get(..len)) {
+            dst.copy_from_slice(src);
+        }
+        return (len, all.len() as i32 - d - 1);
+    }
+    // General case: std's `{:e}` prints the shortest digits that round-trip (closest on ties):
+    // the same digit string Ryū and zmij produce. The layout around it is ours.
+    let mut sci = StackBuf::default();
+    // Cannot fail: `{:e}` of an f64 is at most 24 bytes and the buffer holds 48.
+    let _ = write!(sci, "{a:e}");
+    let sci = sci.as_bytes();
+    let e_at = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
+    let (mantissa, exp) = sci.split_at(e_at);
+    let exp = parse_exp(exp.get(1..).unwrap_or_default());
+    let mut n = 0;
+    for &c in mantissa.iter().filter(|c| c.is_ascii_digit()) {
+        if let Some(slot) = out.get_mut(n) {
+            *slot = c;
+            n += 1;
+        }
+    }
+    (n, exp)
+}
+
+/// Fast path for values that are short decimals (`a = N / 10^d`, `N < 2^53`, `d <= 15`), which
+/// covers most floats in real args. Returns `(N, d)` only when it is provably the unique
+/// shortest round-trip form: `d` is the smallest decimal count at which any integer
+/// round-trips, and neither neighbour of `N` round-trips at `d`. Anything else falls back.
+fn short_decimal(a: f64) -> Option<(u64, i32)> {
+    if a == 0.0 || !a.is_finite() {
+        return None;
+    }
+    let round_trips = |n: f64, p: f64| (0.0..TWO_POW_53).contains(&n) && n / p == a;
+    for (d, &p) in POW10.iter().enumerate() {
+        let scaled = a * p;
+        if scaled >= TWO_POW_53 {
+            return None;
+        }
+        let n = scaled.round();
+        if round_trips(n, p) {
+            // Integers below 2^53 divided by an exact power of ten are correctly rounded, so
+            // these comparisons are exact: a second candidate at `d` means a tie (let std
+            // choose), and a candidate at `d - 1` means `d` was not minimal.
+            if round_trips(n - 1.0, p) || round_trips(n + 1.0, p) {
+                return None;
+            }
+            if let Some(&q) = d.checked_sub(1).and_then(|e| POW10.get(e)) {
+                let lower = (a * q).floor();
+                if round_trips(lower, q) || round_trips(lower + 1.0, q) {
+                    return None;
+                }
+            }
+            // `n` < 2^53 is an exact non-negative integer, so the cast is lossless.
+            return Some((n as u64, d as i32));
+        }
+    }
+    None
+}
+
+/// A fixed stack buffer for float digits (no heap allocation per float).
+struct StackBuf {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl Default for StackBuf {
+    fn default() -> Self {
+        Self {
+            buf: [0; 48],
+            len: 0,
+        }
+    }
+}
+
+impl StackBuf {
+    fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Parse the decimal exponent std writes after `e` (optional `-`, then digits).
+fn parse_exp(s: &[u8]) -> i32 {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    let v = digits.iter().fold(0i32, |acc, &d| {
+        acc * 10 + i32::from(d.wrapping_sub(b'0') % 10)
+    });
+    if neg {
+        -v
+    } else {
+        v
     }
 }
 
@@ -271,6 +467,53 @@ mod tests {
         }
     }
 
+    /// The fast path must agree with std's shortest formatting everywhere.
+    #[test]
+    fn fast_path_matches_std_shortest() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let std_digits = |a: f64| {
+            let s = format!("{a:e}");
+            let (m, e) = s.split_once('e').unwrap();
+            (m.replace('.', ""), e.parse::<i32>().unwrap())
+        };
+        let ours = |a: f64| {
+            let mut buf = [0u8; 24];
+            let (n, e) = shortest_digits(a, &mut buf);
+            (String::from_utf8(buf[..n].to_vec()).unwrap(), e)
+        };
+        for i in 0..400_000u64 {
+            let r = next();
+            let a = match i % 4 {
+                0 => f64::from_bits(r >> 1),
+                1 => (r % 10_000_000) as f64 / POW10[(r >> 40) as usize % 16],
+                2 => (r >> 11) as f64 / POW10[(r % 16) as usize],
+                _ => ((r % 1000) as f64 + 0.5) * POW10[(r >> 50) as usize % 16],
+            };
+            if a.is_finite() {
+                assert_eq!(ours(a), std_digits(a), "digits of {a:e}");
+            }
+        }
+        for a in [
+            0.1,
+            0.2,
+            0.3,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.5,
+            1e15,
+            999999999999999.9,
+            5e-5,
+        ] {
+            assert_eq!(ours(a), std_digits(a), "digits of {a:e}");
+        }
+    }
+
     #[test]
     fn integers_are_exact() {
         assert_eq!(enc(&Value::Int(i64::MIN)), "-9223372036854775808");
@@ -297,7 +540,10 @@ mod tests {
             ("".into(), Value::Int(5)),
             ("a".into(), Value::Int(6)),
         ]);
-        assert_eq!(enc(&obj), "{\"\":5,\"a\":6,\"é\":1,\"\u{ffff}\":2,\"🦀\":3}");
+        assert_eq!(
+            enc(&obj),
+            "{\"\":5,\"a\":6,\"é\":1,\"\u{ffff}\":2,\"🦀\":3}"
+        );
     }
 
     #[test]

@@ -26,8 +26,7 @@ mod states;
 mod unique;
 
 pub use concurrency::{
-    concurrency_digest, concurrency_preimage, concurrency_shard, CONCURRENCY_DOMAIN_TAG,
-    DIGEST_LEN,
+    concurrency_digest, concurrency_preimage, concurrency_shard, CONCURRENCY_DOMAIN_TAG, DIGEST_LEN,
 };
 pub use error::Error;
 pub use json::{canonical_json, canonical_json_into, Value, MAX_DEPTH};
@@ -36,7 +35,9 @@ pub use ordering::{
     partition_hash64, physical_queue_name, Partitions, MAX_PARTITIONS, ORDERING_HASH_OFFSET,
     ORDERING_HASH_PRIME, PARTITION_HASH_DOMAIN,
 };
-pub use routing::{move_shard, route, validate_key, Route, RouteSource, Width, MAX_KEY_LEN, MAX_WIDTH};
+pub use routing::{
+    move_shard, route, validate_key, Route, RouteSource, Width, MAX_KEY_LEN, MAX_WIDTH,
+};
 pub use states::{parse_unique_states_bits, unique_states_bits, DEFAULT_UNIQUE_STATES, JOB_STATES};
 pub use unique::{unique_key, unique_key_preimage, UNIQUE_KEY_LEN};
 

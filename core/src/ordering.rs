@@ -58,8 +58,9 @@ pub fn ordering_key_hash64(key: &[u8]) -> u64 {
 /// and as the benchmark baseline.
 #[must_use]
 pub fn ordering_key_hash64_naive(key: &[u8]) -> u64 {
-    key.iter()
-        .fold(ORDERING_HASH_OFFSET, |h, &b| h.wrapping_mul(P).wrapping_add(u64::from(b)))
+    key.iter().fold(ORDERING_HASH_OFFSET, |h, &b| {
+        h.wrapping_mul(P).wrapping_add(u64::from(b))
+    })
 }
 
 /// `ordering_key_hash64(key) mod width`: the enqueue shard an explicit ordering key selects.
@@ -128,11 +129,19 @@ mod tests {
 
     #[test]
     fn unrolled_equals_naive_at_every_length() {
-        let data: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(167) ^ 0x5a) as u8).collect();
+        let data: Vec<u8> = (0..300u32)
+            .map(|i| (i.wrapping_mul(167) ^ 0x5a) as u8)
+            .collect();
         for n in 0..data.len() {
-            assert_eq!(ordering_key_hash64(&data[..n]), ordering_key_hash64_naive(&data[..n]));
+            assert_eq!(
+                ordering_key_hash64(&data[..n]),
+                ordering_key_hash64_naive(&data[..n])
+            );
         }
-        assert_eq!(ordering_key_hash64(&[0xff; 64]), ordering_key_hash64_naive(&[0xff; 64]));
+        assert_eq!(
+            ordering_key_hash64(&[0xff; 64]),
+            ordering_key_hash64_naive(&[0xff; 64])
+        );
     }
 
     #[test]

@@ -164,10 +164,16 @@ mod tests {
 
         let r = route(w(8), None, Some(b"c")).unwrap();
         assert_eq!(r.source, RouteSource::ConcurrencyKey);
-        assert_eq!(r.enqueue_shard, Some(concurrency_shard(&concurrency_digest(b"c"), w(8))));
+        assert_eq!(
+            r.enqueue_shard,
+            Some(concurrency_shard(&concurrency_digest(b"c"), w(8)))
+        );
 
         let r = route(w(8), None, None).unwrap();
-        assert_eq!((r.source, r.enqueue_shard, r.concurrency_digest), (RouteSource::Rotor, None, None));
+        assert_eq!(
+            (r.source, r.enqueue_shard, r.concurrency_digest),
+            (RouteSource::Rotor, None, None)
+        );
 
         let r = route(w(8), Some(b""), None).unwrap();
         assert_eq!(r.source, RouteSource::OrderingKey);
@@ -176,7 +182,12 @@ mod tests {
     #[test]
     fn long_keys_are_rejected() {
         let long = vec![0u8; MAX_KEY_LEN + 1];
-        assert_eq!(route(w(1), Some(&long), None), Err(Error::KeyTooLong { len: MAX_KEY_LEN + 1 }));
+        assert_eq!(
+            route(w(1), Some(&long), None),
+            Err(Error::KeyTooLong {
+                len: MAX_KEY_LEN + 1
+            })
+        );
         assert!(route(w(1), None, Some(&long[..MAX_KEY_LEN])).is_ok());
     }
 
@@ -190,7 +201,11 @@ mod tests {
 
     #[test]
     fn route_source_names_round_trip() {
-        for s in [RouteSource::OrderingKey, RouteSource::ConcurrencyKey, RouteSource::Rotor] {
+        for s in [
+            RouteSource::OrderingKey,
+            RouteSource::ConcurrencyKey,
+            RouteSource::Rotor,
+        ] {
             assert_eq!(RouteSource::parse(s.as_str()), Some(s));
         }
     }

@@ -22,7 +22,9 @@ pub const DEFAULT_UNIQUE_STATES: u8 = 0b0001_1111;
 /// is set. `0b0001_1111` → `"11111000"`, `1` → `"10000000"`, `0x80` → `"00000001"`.
 #[must_use]
 pub fn unique_states_bits(mask: u8) -> String {
-    (0..8).map(|i| if mask & (1 << i) != 0 { '1' } else { '0' }).collect()
+    (0..8)
+        .map(|i| if mask & (1 << i) != 0 { '1' } else { '0' })
+        .collect()
 }
 
 /// Inverse of [`unique_states_bits`].
@@ -33,11 +35,13 @@ pub fn parse_unique_states_bits(bits: &str) -> Result<u8, Error> {
     if bits.len() != 8 {
         return Err(Error::InvalidUniqueStates(bits.to_owned()));
     }
-    bits.bytes().enumerate().try_fold(0u8, |mask, (i, c)| match c {
-        b'0' => Ok(mask),
-        b'1' => Ok(mask | (1 << i)),
-        _ => Err(Error::InvalidUniqueStates(bits.to_owned())),
-    })
+    bits.bytes()
+        .enumerate()
+        .try_fold(0u8, |mask, (i, c)| match c {
+            b'0' => Ok(mask),
+            b'1' => Ok(mask | (1 << i)),
+            _ => Err(Error::InvalidUniqueStates(bits.to_owned())),
+        })
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@ pub fn unique_key_preimage(
     args: Option<&Value>,
     period_bucket: Option<i64>,
 ) -> Result<Vec<u8>, Error> {
-    let mut pre = Vec::with_capacity(kind.len() + 64);
+    // Args are usually a few hundred bytes: one allocation up front avoids most regrowth.
+    let mut pre = Vec::with_capacity(kind.len() + queue.map_or(0, str::len) + 512);
     pre.extend_from_slice(kind.as_bytes());
     if let Some(q) = queue {
         pre.push(0);
@@ -51,7 +52,11 @@ pub fn unique_key(
     let pre = unique_key_preimage(kind, queue, args, period_bucket)?;
     let hash = blake3::hash(&pre);
     let mut key = [0u8; UNIQUE_KEY_LEN];
-    key.copy_from_slice(hash.as_bytes().get(..UNIQUE_KEY_LEN).unwrap_or(&[0; UNIQUE_KEY_LEN]));
+    key.copy_from_slice(
+        hash.as_bytes()
+            .get(..UNIQUE_KEY_LEN)
+            .unwrap_or(&[0; UNIQUE_KEY_LEN]),
+    );
     Ok(key)
 }
 

@@ -1,0 +1,127 @@
+"""awa_conformance: Awa SQL producer contract v1 reference functions, vectors and producer checks."""
+
+from collections.abc import Callable as _Callable
+from collections.abc import Iterable as _Iterable
+from typing import Any as _Any
+
+from awa_conformance import _native
+from awa_conformance._errors import (
+    ConformanceError,
+    Error,
+    ExpectedFailuresError,
+    IntegerOutOfRange,
+    InvalidArgs,
+    InvalidArgsType,
+    InvalidKey,
+    InvalidPartitions,
+    InvalidShard,
+    InvalidType,
+    InvalidUniqueStates,
+    InvalidWidth,
+    UnknownFamily,
+)
+from awa_conformance._vectors import decode_typed, families, manifest, vectors
+from awa_conformance.report import CaseResult, Report
+from awa_conformance._native import (
+    CONCURRENCY_DOMAIN_TAG,
+    CONTRACT_VERSION,
+    DEFAULT_UNIQUE_STATES,
+    DIGEST_LEN,
+    JOB_STATES,
+    JSON_NULL,
+    MAX_DEPTH,
+    MAX_KEY_LEN,
+    MAX_PARTITIONS,
+    MAX_WIDTH,
+    UNIQUE_KEY_LEN,
+    JsonNull,
+    Route,
+    canonical_json,
+    concurrency_digest,
+    concurrency_preimage,
+    concurrency_shard,
+    move_shard,
+    ordering_key_hash64,
+    ordering_shard,
+    parse_unique_states_bits,
+    partition_for_ordering_key,
+    partition_hash64,
+    physical_queue_name,
+    route,
+    unique_key,
+    unique_key_preimage,
+    unique_states_bits,
+)
+
+__version__: str = _native.__version__
+
+#: What canonical_json accepts (see __init__.pyi).
+JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None | JsonNull
+
+
+def check_producer(
+    dsn: str,
+    insert: _Callable[[dict[str, _Any]], int],
+    *,
+    families: _Iterable[str] | None = None,
+    schema: str = "awa",
+    junit: str | None = None,
+    json: str | None = None,
+) -> Report:
+    """Check a producer in-process; see awa_conformance.producer (imported lazily: needs psycopg)."""
+    from awa_conformance.producer import check_producer as _check
+
+    return _check(dsn, insert, families=families, schema=schema, junit=junit, json=json)
+
+
+__all__ = [
+    "CONCURRENCY_DOMAIN_TAG",
+    "CONTRACT_VERSION",
+    "DEFAULT_UNIQUE_STATES",
+    "DIGEST_LEN",
+    "JOB_STATES",
+    "JSON_NULL",
+    "MAX_DEPTH",
+    "MAX_KEY_LEN",
+    "MAX_PARTITIONS",
+    "MAX_WIDTH",
+    "UNIQUE_KEY_LEN",
+    "CaseResult",
+    "ConformanceError",
+    "Error",
+    "ExpectedFailuresError",
+    "IntegerOutOfRange",
+    "InvalidArgs",
+    "InvalidArgsType",
+    "InvalidKey",
+    "InvalidPartitions",
+    "InvalidShard",
+    "InvalidType",
+    "InvalidUniqueStates",
+    "InvalidWidth",
+    "JsonNull",
+    "JsonValue",
+    "Report",
+    "Route",
+    "UnknownFamily",
+    "canonical_json",
+    "check_producer",
+    "concurrency_digest",
+    "concurrency_preimage",
+    "concurrency_shard",
+    "decode_typed",
+    "families",
+    "manifest",
+    "move_shard",
+    "ordering_key_hash64",
+    "ordering_shard",
+    "parse_unique_states_bits",
+    "partition_for_ordering_key",
+    "partition_hash64",
+    "physical_queue_name",
+    "route",
+    "unique_key",
+    "unique_key_preimage",
+    "unique_states_bits",
+    "vectors",
+]

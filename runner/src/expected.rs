@@ -1,0 +1,279 @@
+//! The expected-failures file: known nonconformances a run tolerates, each with a reason.
+//!
+//! ```json
+//! {"version": 1, "expected_failures": [{"id": "sql::function::rp-0123abcd4567", "reason": "…"}]}
+//! ```
+//!
+//! * `id` is a trial name as printed by `--list`, or a trailing part of one made of whole
+//!   `::` segments (`function::rp-0123abcd4567`, or a bare vector ID such as
+//!   `rp-0123abcd4567`, which covers every trial ending in that ID). Every entry must match
+//!   at least one trial of the run's full, unfiltered trial list, so a typo cannot silently
+//!   cover nothing.
+//! * `reason` is required and non-empty: a tolerated failure must say why.
+//! * A listed case that fails is recorded `expected_failure` and does not fail the run; a
+//!   listed case that passes is recorded `unexpected_pass` and fails the run (the entry is
+//!   stale and must be removed).
+//! * `--write-baseline FILE` writes this format from a run: every case that failed (and every
+//!   listed case that still fails, keeping its reason), with reason `baseline: <message>`.
+//!   The run still exits with its normal code: a baseline records failures, it does not
+//!   excuse them until it is passed back with `--expected-failures`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::outcome::{CaseResult, Status};
+
+/// The only file version this kit reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// One tolerated failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Trial name, or a trailing `::`-segment suffix of one.
+    pub id: String,
+    /// Why the failure is tolerated.
+    pub reason: String,
+}
+
+/// The parsed file (empty when no `--expected-failures` was given).
+#[derive(Debug, Clone, Default)]
+pub struct ExpectedFailures {
+    entries: Vec<Entry>,
+    path: Option<PathBuf>,
+}
+
+/// The on-disk shape, with every field optional so that a missing one gets a precise error.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    version: Option<serde_json::Value>,
+    expected_failures: Option<Vec<RawEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    id: Option<String>,
+    reason: Option<String>,
+}
+
+#[derive(Serialize)]
+struct OutFile<'a> {
+    version: u64,
+    expected_failures: &'a [Entry],
+}
+
+/// Whether `id` names `trial`: equal, or a suffix of it made of whole `::` segments.
+fn matches(id: &str, trial: &str) -> bool {
+    trial == id
+        || trial
+            .strip_suffix(id)
+            .is_some_and(|head| head.ends_with("::"))
+}
+
+impl ExpectedFailures {
+    /// Read and check the file's shape (IDs are checked later against the trial list).
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let fail = |detail: String| Error::ExpectedFailures {
+            path: path.to_owned(),
+            detail,
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| fail(format!("cannot read it ({e}); check the path")))?;
+        let raw: RawFile = serde_json::from_str(&text).map_err(|e| {
+            fail(format!(
+                "not a valid expected-failures file ({e}); expected \
+                 {{\"version\": 1, \"expected_failures\": [{{\"id\": …, \"reason\": …}}]}}"
+            ))
+        })?;
+        match raw.version {
+            Some(serde_json::Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(other) => {
+                return Err(fail(format!(
+                    "unsupported \"version\": {other}; this kit reads version {FORMAT_VERSION}"
+                )))
+            }
+            None => {
+                return Err(fail(format!(
+                    "missing \"version\"; add \"version\": {FORMAT_VERSION}"
+                )))
+            }
+        }
+        let raw_entries = raw.expected_failures.ok_or_else(|| {
+            fail("missing \"expected_failures\" array; add it (it may be empty)".into())
+        })?;
+        let mut entries = Vec::with_capacity(raw_entries.len());
+        for (index, entry) in raw_entries.into_iter().enumerate() {
+            let id = match entry.id {
+                Some(id) if !id.trim().is_empty() => id,
+                _ => {
+                    return Err(fail(format!(
+                        "entry {index} has no \"id\"; give the trial name as printed by --list"
+                    )))
+                }
+            };
+            let reason = match entry.reason {
+                Some(reason) if !reason.trim().is_empty() => reason,
+                _ => {
+                    return Err(fail(format!(
+                        "entry {index} ({id}) has no \"reason\"; say why the failure is tolerated"
+                    )))
+                }
+            };
+            if entries.iter().any(|e: &Entry| e.id == id) {
+                return Err(fail(format!(
+                    "entry {index} repeats id {id}; list each id once"
+                )));
+            }
+            entries.push(Entry { id, reason });
+        }
+        Ok(Self {
+            entries,
+            path: Some(path.to_owned()),
+        })
+    }
+
+    /// A list built in code (e.g. by a tool embedding the runner); `load` is the file path.
+    pub fn from_entries(entries: Vec<Entry>) -> Self {
+        Self {
+            entries,
+            path: None,
+        }
+    }
+
+    /// The entries, in file order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Whether no failure is tolerated.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Fail on the first entry that names no trial in `trial_names` (the full, unfiltered list).
+    pub fn check_ids<'a>(
+        &self,
+        trial_names: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Result<(), Error> {
+        for (index, entry) in self.entries.iter().enumerate() {
+            if !trial_names
+                .clone()
+                .into_iter()
+                .any(|name| matches(&entry.id, name))
+            {
+                return Err(Error::ExpectedFailures {
+                    path: self.path.clone().unwrap_or_default(),
+                    detail: format!(
+                        "entry {index}: id {} names no trial of this run; use a name printed by \
+                         `awa-conformance --list` (or remove the entry)",
+                        entry.id
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The reason a trial is listed, if it is.
+    pub fn reason_for(&self, trial: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|e| matches(&e.id, trial))
+            .map(|e| e.reason.as_str())
+    }
+
+    /// Write a baseline file from `results`: every failed case, plus listed cases that
+    /// still fail (keeping their reasons). Harness errors are not baselined.
+    pub fn write_baseline(&self, path: &Path, results: &[CaseResult]) -> Result<usize, Error> {
+        let entries: Vec<Entry> = results
+            .iter()
+            .filter_map(|r| match r.status {
+                Status::Failed => Some(Entry {
+                    id: r.name.clone(),
+                    reason: format!(
+                        "baseline: {}",
+                        r.message
+                            .as_deref()
+                            .and_then(|m| m.lines().next())
+                            .unwrap_or("failed")
+                    ),
+                }),
+                Status::ExpectedFailure => Some(Entry {
+                    id: r.name.clone(),
+                    reason: self.reason_for(&r.name).unwrap_or("baseline").to_owned(),
+                }),
+                _ => None,
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&OutFile {
+            version: FORMAT_VERSION,
+            expected_failures: &entries,
+        })
+        .map_err(|e| Error::Harness {
+            detail: format!("cannot serialise baseline: {e}"),
+        })?;
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| Error::Io {
+            action: "cannot write baseline",
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(entries.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_match_whole_trailing_segments_only() {
+        assert!(matches("unique_key::uk-0123", "unique_key::uk-0123"));
+        assert!(matches("uk-0123", "sql::unique_key::uk-0123"));
+        assert!(matches("unique_key::uk-0123", "sql::unique_key::uk-0123"));
+        assert!(!matches("k-0123", "unique_key::uk-0123"));
+        assert!(!matches("uk-012", "unique_key::uk-0123"));
+    }
+
+    fn load_str(text: &str) -> Result<ExpectedFailures, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("xf.json");
+        std::fs::write(&path, text).unwrap();
+        ExpectedFailures::load(&path)
+    }
+
+    #[test]
+    fn missing_reason_names_the_entry_index() {
+        let err =
+            load_str(r#"{"version":1,"expected_failures":[{"id":"a","reason":"r"},{"id":"b"}]}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("entry 1 (b) has no \"reason\""), "{err}");
+    }
+
+    #[test]
+    fn wrong_version_and_unknown_field_are_rejected() {
+        assert!(load_str(r#"{"version":2,"expected_failures":[]}"#).is_err());
+        assert!(load_str(r#"{"version":1,"expected_failures":[],"x":1}"#).is_err());
+        assert!(load_str(r#"{"expected_failures":[]}"#).is_err());
+        assert!(load_str(r#"{"version":1,"expected_failures":[]}"#)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn unknown_id_is_rejected_against_the_trial_list() {
+        let xf =
+            load_str(r#"{"version":1,"expected_failures":[{"id":"uk-9","reason":"r"}]}"#).unwrap();
+        let names = ["unique_key::uk-1", "unique_key::uk-9"];
+        assert!(xf.check_ids(names.iter().copied()).is_ok());
+        let err = xf
+            .check_ids(["unique_key::uk-1"].iter().copied())
+            .unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit::USAGE);
+        assert!(err.to_string().contains("entry 0: id uk-9"), "{err}");
+    }
+}

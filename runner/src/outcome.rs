@@ -1,0 +1,547 @@
+//! Per-case outcomes shared by every suite, and the [`RunContext`] that wraps checks as trials.
+//!
+//! # For suite authors (offline suite, DB suite)
+//!
+//! Every case of a run is one libtest-mimic [`Trial`] built through a [`RunContext`]:
+//!
+//! * [`RunContext::trial`]: a check that passes (`Ok(())`) or fails (`Err(CaseFailure)`).
+//! * [`RunContext::trial_with`]: a check that may also decide *at run time* that the case
+//!   does not apply (`Ok(Verdict::NotApplicable(reason))`), e.g. after reading
+//!   `awa.contract_capabilities()` from the server.
+//! * [`RunContext::not_applicable`]: a case known up front not to apply (capability missing).
+//! * [`RunContext::ignored`]: a DB case with no database to run it against.
+//!
+//! The context records one [`CaseResult`] per trial that actually runs (filtered-out trials
+//! leave no record), applies the expected-failures list, and collects provenance for the
+//! reports. Names must be unique across the whole run: offline trials are `family::id`, DB
+//! trials should start with their own prefix (e.g. `sql::function::rp-…`) so that an
+//! expected-failure entry for one never matches the other by accident.
+//!
+//! Failures have a [`FailureKind`]: a `Nonconformant` failure is a finding about the producer
+//! under test (exit 1); a `Harness` failure means the kit itself could not do its job (lost
+//! connection, adapter crash) and turns the run's exit code into 6. Use
+//! [`CaseFailure::harness`] for the latter. Provenance keys the DB suite sets:
+//! [`PROVENANCE_SERVER_VERSION`] and [`PROVENANCE_CONTRACT_VERSION`].
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Instant;
+
+use libtest_mimic::{Completion, Failed, Trial};
+use serde::Serialize;
+
+use crate::expected::ExpectedFailures;
+use crate::progress::Progress;
+
+/// Provenance key: the PostgreSQL server version (`SHOW server_version`), set by the DB suite.
+pub const PROVENANCE_SERVER_VERSION: &str = "server_version";
+/// Provenance key: `awa.contract_version()` as reported by the server, set by the DB suite.
+pub const PROVENANCE_CONTRACT_VERSION: &str = "contract_version";
+/// Provenance key: which database the DB suite ran against (`dsn`, `embedded` or `none`).
+pub const PROVENANCE_DATABASE: &str = "database";
+
+/// What happened to one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The check passed.
+    Passed,
+    /// The check failed and the case is not listed as an expected failure.
+    Failed,
+    /// The check failed and the case is listed in the expected-failures file.
+    ExpectedFailure,
+    /// The case is listed as an expected failure but passed: the list is stale (run fails).
+    UnexpectedPass,
+    /// The case does not apply to the implementation under test (capability missing).
+    NotApplicable,
+    /// The case was not run (e.g. no database).
+    Ignored,
+    /// The harness could not run the case (connection lost, adapter crashed): exit code 6.
+    Errored,
+}
+
+impl Status {
+    /// Every status, in report order.
+    pub const ALL: [Status; 7] = [
+        Status::Passed,
+        Status::Failed,
+        Status::ExpectedFailure,
+        Status::UnexpectedPass,
+        Status::NotApplicable,
+        Status::Ignored,
+        Status::Errored,
+    ];
+
+    /// The snake_case name used in every report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::ExpectedFailure => "expected_failure",
+            Status::UnexpectedPass => "unexpected_pass",
+            Status::NotApplicable => "not_applicable",
+            Status::Ignored => "ignored",
+            Status::Errored => "errored",
+        }
+    }
+
+    /// Whether this status makes the run nonconformant (exit 1).
+    pub fn is_nonconformant(self) -> bool {
+        matches!(self, Status::Failed | Status::UnexpectedPass)
+    }
+}
+
+/// Whether a failure is a finding about the implementation or a problem of the harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailureKind {
+    /// The implementation under test produced a wrong result (exit 1).
+    #[default]
+    Nonconformant,
+    /// The harness could not complete the check (exit 6); never listed as an expected failure.
+    Harness,
+}
+
+/// Why a check failed, with the expected and actual values when they are meaningful.
+#[derive(Debug, Clone, Default)]
+pub struct CaseFailure {
+    /// One paragraph naming what differed (and, for harness failures, the fix).
+    pub message: String,
+    /// The value the contract requires.
+    pub expected: Option<serde_json::Value>,
+    /// The value the implementation produced.
+    pub actual: Option<serde_json::Value>,
+    /// Finding or harness problem.
+    pub kind: FailureKind,
+}
+
+impl CaseFailure {
+    /// A nonconformance finding with only a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A nonconformance finding with the expected and actual values.
+    pub fn mismatch(
+        message: impl Into<String>,
+        expected: serde_json::Value,
+        actual: serde_json::Value,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            expected: Some(expected),
+            actual: Some(actual),
+            kind: FailureKind::Nonconformant,
+        }
+    }
+
+    /// A harness problem (connection lost, adapter crashed): the run exits 6, not 1.
+    pub fn harness(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            kind: FailureKind::Harness,
+            ..Self::default()
+        }
+    }
+
+    /// The text libtest-mimic prints under `failures:`.
+    fn render(&self) -> String {
+        let mut text = self.message.clone();
+        if let Some(expected) = &self.expected {
+            text.push_str(&format!("\n  expected: {expected}"));
+        }
+        if let Some(actual) = &self.actual {
+            text.push_str(&format!("\n  actual:   {actual}"));
+        }
+        text
+    }
+}
+
+impl From<String> for CaseFailure {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<&str> for CaseFailure {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+/// The successful result of a [`RunContext::trial_with`] check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The check passed.
+    Passed,
+    /// The case does not apply; the reason is shown and recorded.
+    NotApplicable(String),
+}
+
+/// The recorded result of one case, as it appears in every report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    /// The trial name (`family::id`, `sql::…`).
+    pub name: String,
+    /// The suite that produced it (`offline`, `sql`, …).
+    pub suite: String,
+    /// What happened.
+    pub status: Status,
+    /// Failure message, reason for not applicable / ignored, or the expected-failure reason.
+    pub message: Option<String>,
+    /// The value the contract requires (failures only).
+    pub expected: Option<serde_json::Value>,
+    /// The value the implementation produced (failures only).
+    pub actual: Option<serde_json::Value>,
+    /// Wall time of the check in milliseconds (0 for cases that did not run).
+    pub duration_ms: f64,
+}
+
+/// Shared state of one run: collected results, expected failures, provenance, progress.
+#[derive(Debug, Default)]
+pub struct RunContext {
+    results: Mutex<Vec<CaseResult>>,
+    expected: ExpectedFailures,
+    provenance: Mutex<BTreeMap<String, String>>,
+    run_errors: Mutex<Vec<String>>,
+    progress: OnceLock<Progress>,
+}
+
+/// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl RunContext {
+    /// A context applying `expected`.
+    pub fn new(expected: ExpectedFailures) -> Arc<Self> {
+        Arc::new(Self {
+            expected,
+            ..Self::default()
+        })
+    }
+
+    /// Report progress through `progress` from now on (set once, before the run).
+    pub fn set_progress(&self, progress: Progress) {
+        // A second call keeps the first progress line; there is only one per run.
+        let _ = self.progress.set(progress);
+    }
+
+    /// Erase the progress line, if any.
+    pub fn finish_progress(&self) {
+        if let Some(progress) = self.progress.get() {
+            progress.finish();
+        }
+    }
+
+    /// Wrap a check as a trial named `name`, recording its result and applying expected
+    /// failures: listed + fails → `ExpectedFailure` (trial passes); listed + passes →
+    /// `UnexpectedPass` (trial fails, telling to remove the entry).
+    pub fn trial(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        check: impl FnOnce() -> Result<(), CaseFailure> + Send + 'static,
+    ) -> Trial {
+        self.trial_with(suite, name, move || check().map(|()| Verdict::Passed))
+    }
+
+    /// Like [`RunContext::trial`], but the check may decide at run time that the case does
+    /// not apply (shown as ignored with the reason, recorded `NotApplicable`).
+    pub fn trial_with(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Trial {
+        let ctx = Arc::clone(self);
+        let suite = suite.to_owned();
+        let trial_name = name.clone();
+        Trial::ignorable_test(trial_name, move || {
+            let started = Instant::now();
+            // A panicking check is a harness bug, not a finding; catch it so it is recorded.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check))
+                .unwrap_or_else(|payload| {
+                    let what = payload
+                        .downcast_ref::<String>()
+                        .map(String::as_str)
+                        .or_else(|| payload.downcast_ref::<&str>().copied())
+                        .unwrap_or("(non-string panic payload)");
+                    Err(CaseFailure::harness(format!("check panicked: {what}")))
+                });
+            let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            ctx.finish(&suite, name, outcome, duration_ms)
+        })
+    }
+
+    /// A case that does not apply (capability missing): shown as ignored with the reason,
+    /// recorded `NotApplicable`; never a pass or a failure.
+    pub fn not_applicable(self: &Arc<Self>, suite: &str, name: String, reason: String) -> Trial {
+        self.skipped(suite, name, reason, Status::NotApplicable)
+    }
+
+    /// A DB case with no database: shown as ignored with the reason, recorded `Ignored`.
+    pub fn ignored(self: &Arc<Self>, suite: &str, name: String, reason: String) -> Trial {
+        self.skipped(suite, name, reason, Status::Ignored)
+    }
+
+    /// Record (or overwrite) one provenance entry, e.g. `server_version`.
+    pub fn set_provenance(&self, key: &str, value: String) {
+        lock(&self.provenance).insert(key.to_owned(), value);
+    }
+
+    /// Record a harness problem that is not tied to one case (exit 6).
+    pub fn record_run_error(&self, message: String) {
+        lock(&self.run_errors).push(message);
+    }
+
+    /// The provenance recorded so far.
+    pub fn provenance(&self) -> BTreeMap<String, String> {
+        lock(&self.provenance).clone()
+    }
+
+    /// Harness problems recorded with [`RunContext::record_run_error`].
+    pub fn run_errors(&self) -> Vec<String> {
+        lock(&self.run_errors).clone()
+    }
+
+    /// The results recorded so far, sorted by name (threads finish in any order).
+    pub fn results(&self) -> Vec<CaseResult> {
+        let mut results = lock(&self.results).clone();
+        results.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.suite.cmp(&b.suite)));
+        results
+    }
+
+    /// The expected-failures list this run applies.
+    pub fn expected_failures(&self) -> &ExpectedFailures {
+        &self.expected
+    }
+
+    fn skipped(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        reason: String,
+        status: Status,
+    ) -> Trial {
+        let ctx = Arc::clone(self);
+        let suite = suite.to_owned();
+        let trial_name = name.clone();
+        Trial::ignorable_test(trial_name, move || {
+            ctx.push(CaseResult {
+                name,
+                suite,
+                status,
+                message: Some(reason.clone()),
+                expected: None,
+                actual: None,
+                duration_ms: 0.0,
+            });
+            Ok(Completion::ignored_with(reason))
+        })
+    }
+
+    /// Turn a check's outcome into a recorded result and the trial's libtest outcome.
+    fn finish(
+        &self,
+        suite: &str,
+        name: String,
+        outcome: Result<Verdict, CaseFailure>,
+        duration_ms: f64,
+    ) -> Result<Completion, Failed> {
+        let listed = self.expected.reason_for(&name).map(str::to_owned);
+        let base = CaseResult {
+            name: name.clone(),
+            suite: suite.to_owned(),
+            status: Status::Passed,
+            message: None,
+            expected: None,
+            actual: None,
+            duration_ms,
+        };
+        let (result, completion) = match (outcome, listed) {
+            (Ok(Verdict::NotApplicable(reason)), _) => (
+                CaseResult {
+                    status: Status::NotApplicable,
+                    message: Some(reason.clone()),
+                    ..base
+                },
+                Ok(Completion::ignored_with(reason)),
+            ),
+            (Ok(Verdict::Passed), None) => (base, Ok(Completion::Completed)),
+            (Ok(Verdict::Passed), Some(_)) => {
+                let message = format!(
+                    "{name} is listed as an expected failure but passed: remove {name} from the \
+                     expected-failures file"
+                );
+                (
+                    CaseResult {
+                        status: Status::UnexpectedPass,
+                        message: Some(message.clone()),
+                        ..base
+                    },
+                    Err(Failed::from(message)),
+                )
+            }
+            (Err(failure), listed) => {
+                let rendered = failure.render();
+                match (failure.kind, listed) {
+                    (FailureKind::Nonconformant, Some(reason)) => (
+                        CaseResult {
+                            status: Status::ExpectedFailure,
+                            message: Some(format!(
+                                "expected failure ({reason}): {}",
+                                failure.message
+                            )),
+                            expected: failure.expected,
+                            actual: failure.actual,
+                            ..base
+                        },
+                        Ok(Completion::Completed),
+                    ),
+                    (kind, _) => (
+                        CaseResult {
+                            status: if kind == FailureKind::Harness {
+                                Status::Errored
+                            } else {
+                                Status::Failed
+                            },
+                            message: Some(failure.message),
+                            expected: failure.expected,
+                            actual: failure.actual,
+                            ..base
+                        },
+                        Err(Failed::from(rendered)),
+                    ),
+                }
+            }
+        };
+        self.push(result);
+        completion
+    }
+
+    fn push(&self, result: CaseResult) {
+        let failed = result.status.is_nonconformant() || result.status == Status::Errored;
+        lock(&self.results).push(result);
+        if let Some(progress) = self.progress.get() {
+            progress.tick(failed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expected::Entry;
+
+    fn run(trials: Vec<Trial>) -> libtest_mimic::Conclusion {
+        let args = libtest_mimic::Arguments {
+            test_threads: Some(1),
+            quiet: true,
+            logfile: Some(quiet_log("run")),
+            ..libtest_mimic::Arguments::default()
+        };
+        let conclusion = libtest_mimic::run(&args, trials);
+        let _ = std::fs::remove_file(quiet_log("run"));
+        conclusion
+    }
+
+    /// Send the inner libtest output to a scratch file so it does not read like our result.
+    fn quiet_log(tag: &str) -> String {
+        std::env::temp_dir()
+            .join(format!(
+                "awa-conformance-outcome-{tag}-{}.log",
+                std::process::id()
+            ))
+            .display()
+            .to_string()
+    }
+
+    fn status_of(ctx: &RunContext, name: &str) -> Status {
+        ctx.results()
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap()
+            .status
+    }
+
+    #[test]
+    fn expected_failures_flip_the_trial_outcome() {
+        let xf = ExpectedFailures::from_entries(vec![
+            Entry {
+                id: "f::listed-fails".into(),
+                reason: "known".into(),
+            },
+            Entry {
+                id: "listed-passes".into(),
+                reason: "stale".into(),
+            },
+        ]);
+        let ctx = RunContext::new(xf);
+        let trials = vec![
+            ctx.trial("s", "f::passes".into(), || Ok(())),
+            ctx.trial("s", "f::fails".into(), || {
+                Err(CaseFailure::mismatch("differs", 1.into(), 2.into()))
+            }),
+            ctx.trial("s", "f::listed-fails".into(), || Err("differs".into())),
+            ctx.trial("s", "f::listed-passes".into(), || Ok(())),
+            ctx.trial("s", "f::harness".into(), || {
+                Err(CaseFailure::harness("lost"))
+            }),
+            ctx.trial_with("s", "f::na-runtime".into(), || {
+                Ok(Verdict::NotApplicable("no cap".into()))
+            }),
+            ctx.not_applicable("s", "f::na".into(), "no cap".into()),
+            ctx.ignored("s", "f::nodb".into(), "no database".into()),
+            ctx.trial("s", "f::panics".into(), || panic!("boom")),
+        ];
+        let conclusion = run(trials);
+        // fails, listed-passes, harness, panics fail the libtest run; the rest do not.
+        assert_eq!(conclusion.num_failed, 4);
+        assert_eq!(conclusion.num_passed, 2);
+        assert_eq!(conclusion.num_ignored, 3);
+        assert_eq!(status_of(&ctx, "f::passes"), Status::Passed);
+        assert_eq!(status_of(&ctx, "f::fails"), Status::Failed);
+        assert_eq!(status_of(&ctx, "f::listed-fails"), Status::ExpectedFailure);
+        assert_eq!(status_of(&ctx, "f::listed-passes"), Status::UnexpectedPass);
+        assert_eq!(status_of(&ctx, "f::harness"), Status::Errored);
+        assert_eq!(status_of(&ctx, "f::na-runtime"), Status::NotApplicable);
+        assert_eq!(status_of(&ctx, "f::na"), Status::NotApplicable);
+        assert_eq!(status_of(&ctx, "f::nodb"), Status::Ignored);
+        assert_eq!(status_of(&ctx, "f::panics"), Status::Errored);
+        let results = ctx.results();
+        let fails = results.iter().find(|r| r.name == "f::fails").unwrap();
+        assert_eq!(fails.expected, Some(1.into()));
+        assert_eq!(fails.actual, Some(2.into()));
+        let stale = results
+            .iter()
+            .find(|r| r.name == "f::listed-passes")
+            .unwrap();
+        assert!(stale
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("remove f::listed-passes"));
+    }
+
+    #[test]
+    fn filtered_out_trials_leave_no_record() {
+        let ctx = RunContext::new(ExpectedFailures::default());
+        let trials = vec![
+            ctx.trial("s", "a::one".into(), || Ok(())),
+            ctx.ignored("s", "b::two".into(), "no database".into()),
+        ];
+        let args = libtest_mimic::Arguments {
+            filter: Some("a::".into()),
+            quiet: true,
+            logfile: Some(quiet_log("filter")),
+            ..libtest_mimic::Arguments::default()
+        };
+        let _ = libtest_mimic::run(&args, trials);
+        let _ = std::fs::remove_file(quiet_log("filter"));
+        let names: Vec<String> = ctx.results().into_iter().map(|r| r.name).collect();
+        assert_eq!(names, ["a::one"]);
+    }
+}

@@ -1,0 +1,222 @@
+//! Machine- and human-readable reports of one run: JSON, JUnit XML and a Markdown summary.
+//!
+//! All three are rendered from one [`Report`] value, so they never disagree. The JSON shape
+//! is specified by `runner/report.schema.json`; every report carries the run's provenance
+//! (kit version, vector root hash, server and contract versions, start time, redacted argv).
+
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod redact;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::outcome::{CaseResult, Status};
+
+/// `format` field of a JSON report.
+pub const REPORT_FORMAT: &str = "awa-conformance-report";
+/// `format_version` field of a JSON report.
+pub const REPORT_FORMAT_VERSION: u32 = 1;
+/// Provenance value for facts that do not apply to this run (e.g. no database).
+pub const NOT_AVAILABLE: &str = "n/a";
+
+/// Where the results came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Provenance {
+    /// `awa-conformance` version (CARGO_PKG_VERSION).
+    pub kit_version: String,
+    /// Contract version the kit tests (`awa_conformance_core::CONTRACT_VERSION`).
+    pub kit_contract_version: u32,
+    /// Root hash of the vector manifest that was checked.
+    pub vectors_root_sha256: String,
+    /// `embedded` or the `--vectors-dir` path.
+    pub vectors_source: String,
+    /// PostgreSQL server version, or `n/a`.
+    pub server_version: String,
+    /// `awa.contract_version()` reported by the server, or `n/a`.
+    pub contract_version: String,
+    /// Database used (`dsn`, `embedded`, `none`), or `n/a`.
+    pub database: String,
+    /// RFC 3339 UTC start time.
+    pub started_at: String,
+    /// Command line, with DSN passwords replaced by `***`.
+    pub argv: Vec<String>,
+    /// Any further provenance the suites recorded.
+    pub extra: BTreeMap<String, String>,
+}
+
+/// Counts per status.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Cases recorded (every selected case).
+    pub total: u64,
+    /// Passed.
+    pub passed: u64,
+    /// Failed (nonconformant).
+    pub failed: u64,
+    /// Failed as listed in the expected-failures file.
+    pub expected_failure: u64,
+    /// Listed as expected failures but passed.
+    pub unexpected_pass: u64,
+    /// Not applicable to the implementation.
+    pub not_applicable: u64,
+    /// Not run (e.g. no database).
+    pub ignored: u64,
+    /// Harness errors.
+    pub errored: u64,
+    /// Trials removed by the filter / `--skip`.
+    pub filtered_out: u64,
+    /// Wall time of the run in milliseconds.
+    pub duration_ms: f64,
+}
+
+impl Summary {
+    /// Count `cases`.
+    pub fn of(cases: &[CaseResult], filtered_out: u64, duration_ms: f64) -> Self {
+        let mut s = Self {
+            filtered_out,
+            duration_ms,
+            ..Self::default()
+        };
+        for case in cases {
+            s.total += 1;
+            *s.slot(case.status) += 1;
+        }
+        s
+    }
+
+    fn slot(&mut self, status: Status) -> &mut u64 {
+        match status {
+            Status::Passed => &mut self.passed,
+            Status::Failed => &mut self.failed,
+            Status::ExpectedFailure => &mut self.expected_failure,
+            Status::UnexpectedPass => &mut self.unexpected_pass,
+            Status::NotApplicable => &mut self.not_applicable,
+            Status::Ignored => &mut self.ignored,
+            Status::Errored => &mut self.errored,
+        }
+    }
+
+    /// The count for one status.
+    pub fn count(&self, status: Status) -> u64 {
+        match status {
+            Status::Passed => self.passed,
+            Status::Failed => self.failed,
+            Status::ExpectedFailure => self.expected_failure,
+            Status::UnexpectedPass => self.unexpected_pass,
+            Status::NotApplicable => self.not_applicable,
+            Status::Ignored => self.ignored,
+            Status::Errored => self.errored,
+        }
+    }
+}
+
+/// The verdict of a run, derived from its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Exit 0.
+    Conformant,
+    /// Exit 1.
+    Nonconformant,
+    /// Any other exit code: the run could not reach a verdict.
+    Error,
+}
+
+impl Verdict {
+    /// The verdict that goes with `exit_code`.
+    pub fn from_exit_code(exit_code: u8) -> Self {
+        match exit_code {
+            crate::exit::SUCCESS => Verdict::Conformant,
+            crate::exit::NONCONFORMANT => Verdict::Nonconformant,
+            _ => Verdict::Error,
+        }
+    }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Conformant => "conformant",
+            Verdict::Nonconformant => "nonconformant",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// Everything the reports show.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Always [`REPORT_FORMAT`].
+    pub format: &'static str,
+    /// Always [`REPORT_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Conformant, nonconformant, or error.
+    pub verdict: Verdict,
+    /// The process exit code of the run.
+    pub exit_code: u8,
+    /// Where the results came from.
+    pub provenance: Provenance,
+    /// Counts.
+    pub summary: Summary,
+    /// Harness problems not tied to one case.
+    pub run_errors: Vec<String>,
+    /// Every recorded case, sorted by name.
+    pub cases: Vec<CaseResult>,
+}
+
+/// Where to write which report.
+#[derive(Debug, Default, Clone)]
+pub struct Targets<'a> {
+    /// `--report-json`.
+    pub json: Option<&'a Path>,
+    /// `--junit`.
+    pub junit: Option<&'a Path>,
+    /// `--markdown` (`-` = stdout).
+    pub markdown: Option<&'a Path>,
+}
+
+impl Report {
+    /// Write every requested report.
+    pub fn write_all(&self, targets: &Targets<'_>) -> Result<(), Error> {
+        if let Some(path) = targets.json {
+            write_file(path, &json::render(self)?)?;
+        }
+        if let Some(path) = targets.junit {
+            write_file(path, &junit::render(self)?)?;
+        }
+        if let Some(path) = targets.markdown {
+            let text = markdown::render(self);
+            if path == Path::new("-") {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(|source| Error::Io {
+                        action: "cannot write Markdown to",
+                        path: path.to_owned(),
+                        source,
+                    })?;
+            } else {
+                write_file(path, &text)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        action: "cannot write report",
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Escape a value for a one-line Markdown table cell or list item.
+pub(crate) fn one_line(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}

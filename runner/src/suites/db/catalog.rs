@@ -1,0 +1,582 @@
+//! Preflight (abort the run on a missing or wrong schema) and `sql::catalog::*` cases.
+//!
+//! Preflight checks only what every other case depends on: the schema, exactly one
+//! `insert_job` with the ADR 0001 D7 signature (last argument `p_opts jsonb`) and result
+//! shape, `contract_version() = 1` and `contract_capabilities()`. The hardening rules of
+//! ADR-043 (SECURITY DEFINER, fixed search_path, no PUBLIC EXECUTE) are cases: a schema that
+//! breaks them is nonconformant, not unusable.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio_postgres::Client;
+
+use super::support::{query_fail, rolled_back, Case};
+use super::{DbSetup, PreflightError, CONTRACT_VERSION};
+use crate::outcome::{CaseFailure, Verdict};
+use crate::pg::{Pg, PgError};
+use crate::schema_install::quote_ident;
+
+/// D7 argument names of `insert_job`, in order.
+pub(super) const INSERT_JOB_ARG_NAMES: [&str; 13] = [
+    "p_kind",
+    "p_queue",
+    "p_args",
+    "p_priority",
+    "p_max_attempts",
+    "p_run_at",
+    "p_metadata",
+    "p_tags",
+    "p_unique_key",
+    "p_unique_states",
+    "p_ordering_key",
+    "p_concurrency_key",
+    "p_opts",
+];
+
+/// D7 argument types (`format_type`, typmods are not stored for arguments).
+pub(super) const INSERT_JOB_ARG_TYPES: [&str; 13] = [
+    "text",
+    "text",
+    "jsonb",
+    "smallint",
+    "smallint",
+    "timestamp with time zone",
+    "jsonb",
+    "text[]",
+    "bytea",
+    "bit",
+    "bytea",
+    "bytea",
+    "jsonb",
+];
+
+/// D7 `insert_job_result` columns.
+const RESULT_COLUMNS: [(&str, &str); 8] = [
+    ("job_id", "bigint"),
+    ("queue", "text"),
+    ("state", "text"),
+    ("priority", "smallint"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("unique_key", "bytea"),
+];
+
+/// D7 `job_routing_row` columns.
+const ROUTING_COLUMNS: [(&str, &str); 10] = [
+    ("job_id", "bigint"),
+    ("queue", "text"),
+    ("state", "text"),
+    ("priority", "smallint"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("ordering_key", "bytea"),
+    ("unique_key", "bytea"),
+    ("unique_states", "text"),
+];
+
+fn pair_list(names: &[String], types: &[String]) -> String {
+    names
+        .iter()
+        .zip(types)
+        .map(|(n, t)| format!("{n} {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn fix(schema: &str) -> String {
+    format!(
+        "install the reference schema with `awa-conformance schema install --schema {schema}`, \
+         or pass --schema naming the schema that holds the contract"
+    )
+}
+
+/// Columns of a function's composite return type: (names, types).
+const RETURN_COLUMNS_SQL: &str =
+    "SELECT coalesce(array_agg(a.attname::text ORDER BY a.attnum), '{}'), \
+        coalesce(array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum), '{}') \
+     FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid \
+     WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped";
+
+/// One `pg_proc` row of a named function in the schema.
+struct Proc {
+    oid: u32,
+    arg_names: Vec<String>,
+    arg_types: Vec<String>,
+    all_in: bool,
+    ret: u32,
+    retset: bool,
+}
+
+async fn procs(client: &Client, ns: u32, name: &str) -> Result<Vec<Proc>, tokio_postgres::Error> {
+    let rows = client
+        .query(
+            "SELECT p.oid, coalesce(p.proargnames, '{}'::text[]), \
+                    ARRAY(SELECT format_type(u.t, NULL) \
+                          FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, n) \
+                          ORDER BY u.n), \
+                    p.proargmodes IS NULL, p.prorettype, p.proretset \
+             FROM pg_proc p WHERE p.pronamespace = $1 AND p.proname = $2 \
+             ORDER BY p.oid",
+            &[&ns, &name],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Proc {
+                oid: r.try_get(0)?,
+                arg_names: r.try_get(1)?,
+                arg_types: r.try_get(2)?,
+                all_in: r.try_get(3)?,
+                ret: r.try_get(4)?,
+                retset: r.try_get(5)?,
+            })
+        })
+        .collect()
+}
+
+async fn return_columns(
+    client: &Client,
+    ret: u32,
+) -> Result<Vec<(String, String)>, tokio_postgres::Error> {
+    let row = client.query_one(RETURN_COLUMNS_SQL, &[&ret]).await?;
+    let names: Vec<String> = row.try_get(0)?;
+    let types: Vec<String> = row.try_get(1)?;
+    Ok(names.into_iter().zip(types).collect())
+}
+
+fn columns_match(got: &[(String, String)], want: &[(&str, &str)]) -> bool {
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|((gn, gt), (wn, wt))| gn == wn && gt == wt)
+}
+
+fn render_columns(cols: &[(String, String)]) -> String {
+    cols.iter()
+        .map(|(n, t)| format!("{n} {t}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Connect and check everything the cases depend on (see module docs).
+pub(super) async fn preflight(
+    pg: &Arc<Pg>,
+    schema: &str,
+    producer_role: &str,
+) -> Result<DbSetup, PreflightError> {
+    let client = pg.connect().await?;
+    let q = |e: tokio_postgres::Error| {
+        PreflightError::Unreachable(PgError::Db(format!(
+            "preflight query failed: {}",
+            pg.describe(&e)
+        )))
+    };
+    let server_version: String = client
+        .query_one("SELECT current_setting('server_version')", &[])
+        .await
+        .map_err(q)?
+        .get(0);
+    let ns: Option<u32> = client
+        .query_opt(
+            "SELECT oid FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .await
+        .map_err(q)?
+        .map(|r| r.get(0));
+    let Some(ns) = ns else {
+        return Err(PreflightError::Schema(format!(
+            "schema {} does not exist in {}; {}",
+            quote_ident(schema),
+            pg.dsn().redacted(),
+            fix(schema)
+        )));
+    };
+    let s = quote_ident(schema);
+    let found = procs(&client, ns, "insert_job").await.map_err(q)?;
+    let ij = match found.as_slice() {
+        [] => {
+            return Err(PreflightError::Schema(format!(
+                "{s}.insert_job does not exist; {}",
+                fix(schema)
+            )))
+        }
+        [one] => one,
+        many => {
+            return Err(PreflightError::Schema(format!(
+                "{s}.insert_job has {} overloads; the contract allows exactly one (ADR-043: no \
+                 overloads): drop the extra ones",
+                many.len()
+            )))
+        }
+    };
+    let want_names: Vec<String> = INSERT_JOB_ARG_NAMES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let want_types: Vec<String> = INSERT_JOB_ARG_TYPES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    if ij.arg_names != want_names || ij.arg_types != want_types || !ij.all_in || ij.retset {
+        let last_ok = ij.arg_names.last().map(String::as_str) == Some("p_opts")
+            && ij.arg_types.last().map(String::as_str) == Some("jsonb");
+        return Err(PreflightError::Schema(format!(
+            "{s}.insert_job has the wrong signature ({}){}; contract v1 (ADR 0001 D7) requires \
+             ({}) returning one row; {}",
+            pair_list(&ij.arg_names, &ij.arg_types),
+            if last_ok {
+                ""
+            } else {
+                ", and its last argument must be `p_opts jsonb`"
+            },
+            pair_list(&want_names, &want_types),
+            fix(schema)
+        )));
+    }
+    let cols = return_columns(&client, ij.ret).await.map_err(q)?;
+    if !columns_match(&cols, &RESULT_COLUMNS) {
+        return Err(PreflightError::Schema(format!(
+            "{s}.insert_job returns ({}), contract v1 requires insert_job_result ({}); {}",
+            render_columns(&cols),
+            RESULT_COLUMNS
+                .iter()
+                .map(|(n, t)| format!("{n} {t}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fix(schema)
+        )));
+    }
+    let version = client
+        .query_one(&format!("SELECT {s}.contract_version()::integer"), &[])
+        .await
+        .map_err(|e| {
+            PreflightError::Schema(format!(
+                "{s}.contract_version() cannot be read: {}; {}",
+                pg.describe(&e),
+                fix(schema)
+            ))
+        })?
+        .get::<_, i32>(0);
+    if version != CONTRACT_VERSION {
+        return Err(PreflightError::Schema(format!(
+            "{s}.contract_version() is {version}; this kit tests contract version \
+             {CONTRACT_VERSION}: use the awa-conformance release for contract {version}"
+        )));
+    }
+    let capabilities: Vec<String> = client
+        .query_one(&format!("SELECT {s}.contract_capabilities()::text[]"), &[])
+        .await
+        .map_err(|e| {
+            PreflightError::Schema(format!(
+                "{s}.contract_capabilities() cannot be read: {}; {}",
+                pg.describe(&e),
+                fix(schema)
+            ))
+        })?
+        .try_get::<_, Option<Vec<String>>>(0)
+        .map_err(q)?
+        .unwrap_or_default();
+    Ok(DbSetup {
+        pg: Arc::clone(pg),
+        schema: schema.to_owned(),
+        producer_role: producer_role.to_owned(),
+        run_id: super::run_id(),
+        capabilities,
+        contract_version: version,
+        server_version,
+    })
+}
+
+/// Run a catalog query on a pooled connection (rolled back; catalog reads change nothing).
+fn catalog<T>(
+    db: &Arc<DbSetup>,
+    f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
+) -> Result<T, CaseFailure> {
+    rolled_back(db, f)
+}
+
+fn regprocedure(db: &DbSetup, name: &str) -> String {
+    format!("{}.{name}", db.s())
+}
+
+/// `(prosecdef, proconfig, public_can_execute)` of the single function `name`.
+async fn hardening(
+    client: &Client,
+    db: &DbSetup,
+    name: &str,
+) -> Result<(bool, Vec<String>, bool), CaseFailure> {
+    let row = client
+        .query_one(
+            "SELECT p.prosecdef, coalesce(p.proconfig, '{}'::text[]), \
+                    p.proacl IS NULL OR EXISTS ( \
+                        SELECT 1 FROM aclexplode(p.proacl) a \
+                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE') \
+             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+             WHERE n.nspname = $1 AND p.proname = $2",
+            &[&db.schema, &name],
+        )
+        .await
+        .map_err(|e| {
+            query_fail(
+                db,
+                &format!("reading pg_proc for {}", regprocedure(db, name)),
+                &e,
+            )
+        })?;
+    Ok((row.get(0), row.get(1), row.get(2)))
+}
+
+/// The `search_path` a function sets, as a list of unquoted entries.
+fn search_path(config: &[String]) -> Option<Vec<String>> {
+    config.iter().find_map(|c| {
+        c.strip_prefix("search_path=").map(|v| {
+            v.split(',')
+                .map(|e| e.trim().trim_matches('"').to_owned())
+                .collect()
+        })
+    })
+}
+
+fn hardening_cases(function: &'static str) -> Vec<Case> {
+    vec![
+        Case::new(
+            "catalog",
+            &format!("{function}_security_definer"),
+            move |db| {
+                let (secdef, _, _) = catalog(&db, async |c| hardening(c, &db, function).await)?;
+                if secdef {
+                    Ok(Verdict::Passed)
+                } else {
+                    Err(CaseFailure::mismatch(
+                        format!(
+                            "{} is SECURITY INVOKER; ADR-043 requires a hardened SECURITY DEFINER \
+                         function (producers get no table privileges)",
+                            regprocedure(&db, function)
+                        ),
+                        json!({"prosecdef": true}),
+                        json!({"prosecdef": false}),
+                    ))
+                }
+            },
+        ),
+        Case::new("catalog", &format!("{function}_search_path"), move |db| {
+            let (_, config, _) = catalog(&db, async |c| hardening(c, &db, function).await)?;
+            let path = search_path(&config);
+            let ok = path.as_ref().is_some_and(|p| {
+                p.first().map(String::as_str) == Some("pg_catalog")
+                    && p.last().map(String::as_str) == Some("pg_temp")
+            });
+            if ok {
+                Ok(Verdict::Passed)
+            } else {
+                Err(CaseFailure::mismatch(
+                    format!(
+                        "{} must SET search_path with pg_catalog first and pg_temp last \
+                         (ADR-043), so callers cannot shadow objects",
+                        regprocedure(&db, function)
+                    ),
+                    json!({"search_path": format!("pg_catalog, {}, pg_temp", db.schema)}),
+                    json!({"proconfig": config}),
+                ))
+            }
+        }),
+        Case::new(
+            "catalog",
+            &format!("{function}_no_public_execute"),
+            move |db| {
+                let (_, _, public) = catalog(&db, async |c| hardening(c, &db, function).await)?;
+                if public {
+                    Err(CaseFailure::mismatch(
+                        format!(
+                        "PUBLIC can EXECUTE {}: revoke it in the creating transaction and grant \
+                         EXECUTE to the producer role only (ADR-043)",
+                        regprocedure(&db, function)
+                    ),
+                        json!({"public_execute": false}),
+                        json!({"public_execute": true}),
+                    ))
+                } else {
+                    Ok(Verdict::Passed)
+                }
+            },
+        ),
+    ]
+}
+
+/// The `sql::catalog::*` cases.
+pub(super) fn cases() -> Vec<Case> {
+    let mut out = hardening_cases("insert_job");
+    out.extend(
+        hardening_cases("job_routing")
+            .into_iter()
+            .map(|c| c.requires("job_routing")),
+    );
+    out.push(Case::new("catalog", "contract_version", |db| {
+        catalog(&db, async |c| {
+            let v: i32 = c
+                .query_one(
+                    &format!("SELECT {}.contract_version()::integer", db.s()),
+                    &[],
+                )
+                .await
+                .map_err(|e| query_fail(&db, "contract_version()", &e))?
+                .get(0);
+            if v == CONTRACT_VERSION {
+                Ok(Verdict::Passed)
+            } else {
+                Err(CaseFailure::mismatch(
+                    "contract_version()",
+                    json!(CONTRACT_VERSION),
+                    json!(v),
+                ))
+            }
+        })
+    }));
+    out.push(Case::new("catalog", "capabilities_sorted_unique", |db| {
+        let caps = &db.capabilities;
+        let mut sorted = caps.clone();
+        sorted.sort();
+        sorted.dedup();
+        if &sorted == caps {
+            Ok(Verdict::Passed)
+        } else {
+            Err(CaseFailure::mismatch(
+                "contract_capabilities() must be sorted without duplicates",
+                json!(sorted),
+                json!(caps),
+            ))
+        }
+    }));
+    out.push(
+        Case::new("catalog", "job_routing_signature", |db| {
+            catalog(&db, async |c| {
+                let ns: u32 = c
+                    .query_one("SELECT oid FROM pg_namespace WHERE nspname = $1", &[&db.schema])
+                    .await
+                    .map_err(|e| query_fail(&db, "pg_namespace", &e))?
+                    .get(0);
+                let found = procs(c, ns, "job_routing")
+                    .await
+                    .map_err(|e| query_fail(&db, "pg_proc", &e))?;
+                let [p] = found.as_slice() else {
+                    return Err(CaseFailure::new(format!(
+                        "expected exactly one {}.job_routing, found {}",
+                        db.s(),
+                        found.len()
+                    )));
+                };
+                let cols = return_columns(c, p.ret)
+                    .await
+                    .map_err(|e| query_fail(&db, "pg_attribute", &e))?;
+                let args_ok = p.arg_names == ["p_job_id"] && p.arg_types == ["bigint"] && p.all_in;
+                if args_ok && !p.retset && columns_match(&cols, &ROUTING_COLUMNS) {
+                    Ok(Verdict::Passed)
+                } else {
+                    Err(CaseFailure::mismatch(
+                        "job_routing signature differs from ADR 0001 D7",
+                        json!({
+                            "args": "p_job_id bigint",
+                            "returns": ROUTING_COLUMNS.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
+                        }),
+                        json!({
+                            "args": pair_list(&p.arg_names, &p.arg_types),
+                            "returns": cols.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
+                            "oid": p.oid,
+                        }),
+                    ))
+                }
+            })
+        })
+        .requires("job_routing"),
+    );
+    out.push(Case::new("catalog", "producer_role_grants", |db| {
+        catalog(&db, async |c| {
+            let row = c
+                .query_opt(
+                    &format!(
+                        "SELECT has_function_privilege(r.oid, '{s}.insert_job(text, text, jsonb, \
+                         smallint, smallint, timestamptz, jsonb, text[], bytea, bit, bytea, \
+                         bytea, jsonb)'::regprocedure, 'EXECUTE') \
+                         FROM pg_roles r WHERE r.rolname = $1",
+                        s = db.s()
+                    ),
+                    &[&db.producer_role],
+                )
+                .await
+                .map_err(|e| query_fail(&db, "has_function_privilege", &e))?;
+            match row.map(|r| r.get::<_, bool>(0)) {
+                Some(true) => Ok(Verdict::Passed),
+                Some(false) => Err(CaseFailure::new(format!(
+                    "producer role {} cannot EXECUTE {}.insert_job: GRANT EXECUTE on the exact \
+                     regprocedure to it",
+                    quote_ident(&db.producer_role),
+                    db.s()
+                ))),
+                None => Err(CaseFailure::new(format!(
+                    "producer role {} does not exist: install the schema, or pass \
+                     --producer-role naming the role that holds EXECUTE on insert_job",
+                    quote_ident(&db.producer_role)
+                ))),
+            }
+        })
+    }));
+    out.push(Case::new("catalog", "insert_job_defaults", |db| {
+        catalog(&db, async |c| {
+            // Only p_kind given: D7 defaults (queue 'default', priority 2, available, rotor).
+            let row = c
+                .query_one(
+                    &format!(
+                        "SELECT r.queue, r.state, r.priority, r.route_source, \
+                                r.concurrency_digest IS NULL, r.enqueue_shard, \
+                                coalesce((SELECT enqueue_shards FROM {s}.queue_meta \
+                                          WHERE queue = 'default'), 1)::smallint \
+                         FROM {s}.insert_job('awa_conformance') r",
+                        s = db.s()
+                    ),
+                    &[],
+                )
+                .await
+                .map_err(|e| query_fail(&db, "insert_job('awa_conformance')", &e))?;
+            let cell = |i: usize| -> Result<Option<String>, CaseFailure> {
+                row.try_get::<_, Option<String>>(i)
+                    .map_err(|e| CaseFailure::new(format!("insert_job result column {i}: {e}")))
+            };
+            let priority: Option<i16> = row
+                .try_get(2)
+                .map_err(|e| CaseFailure::new(format!("insert_job result priority: {e}")))?;
+            let shard: Option<i16> = row
+                .try_get(5)
+                .map_err(|e| CaseFailure::new(format!("insert_job result enqueue_shard: {e}")))?;
+            let width: i16 = row
+                .try_get(6)
+                .map_err(|e| CaseFailure::harness(format!("queue_meta width: {e}")))?;
+            let got = json!({
+                "queue": cell(0)?,
+                "state": cell(1)?,
+                "priority": priority,
+                "route_source": cell(3)?,
+                "digest_is_null": row.try_get::<_, Option<bool>>(4).ok().flatten(),
+                "shard_in_range": shard.is_some_and(|s| (0..width).contains(&s)),
+            });
+            let want = json!({
+                "queue": "default", "state": "available", "priority": 2,
+                "route_source": "rotor", "digest_is_null": true, "shard_in_range": true,
+            });
+            if got == want {
+                Ok(Verdict::Passed)
+            } else {
+                Err(CaseFailure::mismatch(
+                    "insert_job with only p_kind: D7 defaults",
+                    want,
+                    got,
+                ))
+            }
+        })
+    }));
+    out
+}

@@ -1,0 +1,190 @@
+//! `sql::function::<vector id>`: routing and unique_key vectors through `<schema>.insert_job`.
+//!
+//! Every routing_precedence, concurrency_digest, concurrency_shard and ordering_shard vector
+//! is inserted at every width it covers (one run-scoped queue per width, its
+//! `queue_meta.enqueue_shards` set inside the case's transaction): at odd widths without
+//! `opts`, at even widths with every expectation stated in `opts` (single-width vectors: both). The returned routing and the stored routing
+//! (`job_routing`) must both equal the vector. unique_key vectors are inserted with
+//! `p_unique_key` = the expected key and must come back (returned and stored) byte-exact.
+
+use awa_conformance_core::{concurrency_digest, MAX_WIDTH};
+use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
+use serde_json::json;
+
+use super::support::{
+    hex, insert_and_read_all, rolled_back, set_widths, unique_name, width_queue, Case, Expect, Req,
+};
+use crate::outcome::{CaseFailure, Verdict};
+
+/// The capability a family's DB cases need, if the schema advertises capabilities per family.
+pub(super) fn capability(family: Family) -> &'static str {
+    family.as_str()
+}
+
+struct RouteCase {
+    ordering_key: Option<Vec<u8>>,
+    concurrency_key: Option<Vec<u8>>,
+    expects: Vec<Expect>,
+}
+
+fn every_width(shards: &[u8], f: impl Fn(u8, u8) -> Expect) -> Vec<Expect> {
+    (1..=MAX_WIDTH)
+        .zip(shards.iter())
+        .map(|(w, s)| f(w, *s))
+        .collect()
+}
+
+fn route_case(v: &Vector) -> Option<RouteCase> {
+    Some(match &v.case {
+        VCase::RoutingPrecedence(c) => RouteCase {
+            ordering_key: c.ordering_key.clone(),
+            concurrency_key: c.concurrency_key.clone(),
+            expects: vec![Expect {
+                width: c.width,
+                route_source: c.route_source.as_str(),
+                enqueue_shard: c.enqueue_shard,
+                concurrency_digest: c.concurrency_digest,
+            }],
+        },
+        VCase::ConcurrencyDigest(c) => RouteCase {
+            ordering_key: None,
+            concurrency_key: Some(c.key.clone()),
+            expects: vec![Expect {
+                width: 1,
+                route_source: "concurrency_key",
+                enqueue_shard: Some(0),
+                concurrency_digest: Some(c.digest),
+            }],
+        },
+        VCase::ConcurrencyShard(c) => RouteCase {
+            ordering_key: None,
+            concurrency_key: Some(c.key.clone()),
+            expects: every_width(&c.shards, |w, s| Expect {
+                width: w,
+                route_source: "concurrency_key",
+                enqueue_shard: Some(s),
+                concurrency_digest: Some(c.digest),
+            }),
+        },
+        VCase::OrderingShard(c) => {
+            // ADR 0001 D3: an ordering key alone also fixes the stored digest (fallback).
+            let digest = concurrency_digest(&c.key);
+            RouteCase {
+                ordering_key: Some(c.key.clone()),
+                concurrency_key: None,
+                expects: every_width(&c.shards, |w, s| Expect {
+                    width: w,
+                    route_source: "ordering_key",
+                    enqueue_shard: Some(s),
+                    concurrency_digest: Some(digest),
+                }),
+            }
+        }
+        _ => return None,
+    })
+}
+
+fn run_route(
+    db: &std::sync::Arc<super::DbSetup>,
+    id: &str,
+    rc: &RouteCase,
+) -> Result<(), CaseFailure> {
+    // Without the `expectations` capability the opts keys would be unknown (ZA002).
+    let with_opts = db.capabilities.iter().any(|c| c == "expectations");
+    rolled_back(db, async |client| {
+        let base = unique_name(db);
+        let widths: Vec<u8> = rc.expects.iter().map(|e| e.width).collect();
+        set_widths(client, db, &base, &widths).await?;
+        // Each width is inserted once; every other width states all expectations in opts
+        // (both paths are covered at every width parity; single-width vectors get both).
+        let single = rc.expects.len() == 1;
+        let mut plan: Vec<(usize, bool)> = Vec::with_capacity(rc.expects.len() + 1);
+        for (i, e) in rc.expects.iter().enumerate() {
+            if single {
+                plan.push((i, false));
+                if with_opts {
+                    plan.push((i, true));
+                }
+            } else {
+                plan.push((i, with_opts && e.width % 2 == 0));
+            }
+        }
+        let reqs: Vec<Req> = plan
+            .iter()
+            .filter_map(|(i, opts)| {
+                let e = rc.expects.get(*i)?;
+                let r = Req::on(&width_queue(&base, e.width))
+                    .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref());
+                Some(if *opts { r.opts(&e.opts()) } else { r })
+            })
+            .collect();
+        let got = insert_and_read_all(client, db, &reqs).await?;
+        for ((i, opts), (ins, stored)) in plan.iter().zip(got.iter()) {
+            let e = rc.expects.get(*i).ok_or_else(|| {
+                CaseFailure::harness(format!("{id}: result {i} has no expectation"))
+            })?;
+            let label = if *opts {
+                format!("{id} (opts with every expectation)")
+            } else {
+                format!("{id} (no opts)")
+            };
+            e.check(&label, ins, stored)?;
+        }
+        Ok(())
+    })
+}
+
+fn run_unique_key(
+    db: &std::sync::Arc<super::DbSetup>,
+    id: &str,
+    key: &[u8],
+) -> Result<(), CaseFailure> {
+    rolled_back(db, async |client| {
+        let queue = unique_name(db);
+        // No unique_states: the key is stored but takes no claim (released rule), so the
+        // vector's key cannot collide with claims already in the database.
+        let req = Req::on(&queue).unique(Some(key), None);
+        let got = insert_and_read_all(client, db, std::slice::from_ref(&req)).await?;
+        let (ins, stored) = got
+            .first()
+            .ok_or_else(|| CaseFailure::harness(format!("{id}: no result row")))?;
+        if ins.unique_key.as_deref() == Some(key) && stored.unique_key.as_deref() == Some(key) {
+            return Ok(());
+        }
+        Err(CaseFailure::mismatch(
+            format!("{id}: unique_key not stored byte-exact"),
+            json!({"unique_key_hex": hex(key)}),
+            json!({
+                "returned": ins.unique_key.as_deref().map(hex),
+                "stored": stored.unique_key.as_deref().map(hex),
+            }),
+        ))
+    })
+}
+
+/// One case per routing / unique_key vector.
+pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
+    let mut out = Vec::new();
+    for (family, v) in vectors.iter() {
+        let id = v.id.clone();
+        if let Some(rc) = route_case(v) {
+            out.push(
+                Case::new("function", &id.clone(), move |db| {
+                    run_route(&db, &id, &rc).map(|()| Verdict::Passed)
+                })
+                .requires(capability(family))
+                .requires("job_routing"),
+            );
+        } else if let VCase::UniqueKey(c) = &v.case {
+            let key = c.unique_key.to_vec();
+            out.push(
+                Case::new("function", &id.clone(), move |db| {
+                    run_unique_key(&db, &id, &key).map(|()| Verdict::Passed)
+                })
+                .requires(capability(family))
+                .requires("job_routing"),
+            );
+        }
+    }
+    out
+}

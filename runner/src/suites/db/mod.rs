@@ -1,0 +1,158 @@
+//! The live-database suites (`sql::<suite>::<case>`): the contract exercised through PostgreSQL.
+//!
+//! # How the CLI drives this module
+//!
+//! 1. Resolve a DSN with [`crate::pg::Dsn::resolve`] (or start [`crate::embedded`] and install
+//!    the reference schema with [`crate::schema_install`]), then build the door with
+//!    [`crate::pg::Pg::new`].
+//! 2. Call [`preflight`]: it connects and checks the catalog. Its [`PreflightError`] converts
+//!    into [`crate::error::Error`] (unreachable → exit 4, schema missing/wrong → exit 5).
+//! 3. Call [`trials`] with `Some(setup)` (or `None` with a reason when there is no database:
+//!    every case is then listed as ignored, never passed) and run them with libtest-mimic.
+//! 4. Call [`DbSetup::cleanup`] after the run (sweeps anything the committing suites left
+//!    behind, by run id; each suite already cleans up after itself).
+//!
+//! # Isolation
+//!
+//! Every case runs in a transaction that is rolled back, on a pooled connection. Only the
+//! race and least-privilege suites must commit; they use run-scoped queue names
+//! (`awa_conformance_<run id>_…`), remove their rows afterwards, and drop their role.
+
+mod catalog;
+mod function;
+mod privilege;
+mod race;
+mod rejection;
+mod rotor;
+mod support;
+mod uniqueness;
+
+use std::sync::Arc;
+
+use awa_conformance_vectors::VectorSet;
+use libtest_mimic::Trial;
+
+use crate::outcome::{RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_SERVER_VERSION};
+use crate::pg::{Pg, PgError};
+use crate::schema_install::quote_ident;
+
+pub use support::run_id;
+
+/// The `suite` string every DB trial records.
+pub const SUITE: &str = "sql";
+
+/// The contract version this kit tests.
+pub const CONTRACT_VERSION: i32 = 1;
+
+/// A checked database ready for the DB suites.
+#[derive(Debug)]
+pub struct DbSetup {
+    /// The door (runtime, DSN, pool).
+    pub pg: Arc<Pg>,
+    /// The contract schema name (unquoted).
+    pub schema: String,
+    /// The producer role name (unquoted), for the least-privilege suite.
+    pub producer_role: String,
+    /// A random id naming everything this run creates (`awa_conformance_<run_id>…`).
+    pub run_id: String,
+    /// `contract_capabilities()` as read at preflight.
+    pub capabilities: Vec<String>,
+    /// `contract_version()`.
+    pub contract_version: i32,
+    /// `SHOW server_version`.
+    pub server_version: String,
+}
+
+impl DbSetup {
+    /// The quoted schema, for SQL text.
+    #[must_use]
+    pub fn s(&self) -> String {
+        quote_ident(&self.schema)
+    }
+
+    /// The prefix of every run-scoped name (queues, roles).
+    #[must_use]
+    pub fn prefix(&self) -> String {
+        format!("awa_conformance_{}", self.run_id)
+    }
+
+    /// Remove everything this run committed (rows of run-scoped queues, their claims, the
+    /// temporary role). Idempotent; the committing suites already do this themselves.
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub fn cleanup(&self) -> Result<(), PgError> {
+        self.pg
+            .block_on(support::sweep(self, &self.prefix(), &[], true))?
+    }
+}
+
+/// Why the DB suites cannot run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    /// The database cannot be reached (exit 4).
+    #[error(transparent)]
+    Unreachable(#[from] PgError),
+    /// The contract schema is missing or wrong (exit 5); the message names the fix.
+    #[error("{0}")]
+    Schema(String),
+}
+
+impl From<PreflightError> for crate::error::Error {
+    fn from(e: PreflightError) -> Self {
+        match e {
+            PreflightError::Unreachable(p) => p.into(),
+            PreflightError::Schema(detail) => Self::Schema { detail },
+        }
+    }
+}
+
+/// Connect and check the contract schema: the schema exists, exactly one
+/// `<schema>.insert_job` with the v1 signature (last argument `p_opts jsonb`), `job_routing`,
+/// `contract_version() = 1` and `contract_capabilities()`. Records server and contract
+/// versions as provenance.
+///
+/// # Errors
+/// [`PreflightError::Unreachable`] or [`PreflightError::Schema`] with one clear line.
+pub fn preflight(
+    ctx: &Arc<RunContext>,
+    pg: Arc<Pg>,
+    schema: &str,
+    producer_role: &str,
+) -> Result<Arc<DbSetup>, PreflightError> {
+    let setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
+    ctx.set_provenance(PROVENANCE_SERVER_VERSION, setup.server_version.clone());
+    ctx.set_provenance(
+        PROVENANCE_CONTRACT_VERSION,
+        setup.contract_version.to_string(),
+    );
+    Ok(Arc::new(setup))
+}
+
+/// Every DB trial, for the routing and unique_key vectors of `vectors` plus the fixed
+/// suites. With `db = None` every case is listed as ignored with `no_db_reason`
+/// (shown, never counted as passed).
+#[must_use]
+pub fn trials(
+    ctx: &Arc<RunContext>,
+    db: Option<&Arc<DbSetup>>,
+    no_db_reason: &str,
+    vectors: &VectorSet,
+) -> Vec<Trial> {
+    let cases: Vec<support::Case> = [
+        catalog::cases(),
+        function::cases(vectors),
+        rejection::cases(),
+        uniqueness::cases(),
+        rotor::cases(),
+        race::cases(),
+        privilege::cases(vectors),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    cases
+        .into_iter()
+        .map(|case| support::to_trial(ctx, db, no_db_reason, case))
+        .collect()
+}

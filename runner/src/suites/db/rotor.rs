@@ -1,0 +1,53 @@
+//! `sql::rotor::*`: unkeyed jobs route by the rotor: any shard in `[0, width)`, source
+//! `rotor`, no digest, at several widths, returned and stored alike.
+
+use serde_json::json;
+
+use super::support::{
+    insert_and_read_all, rolled_back, set_widths, unique_name, width_queue, Case, Expect, Req,
+};
+use crate::outcome::Verdict;
+
+/// Widths covering 1, powers of two, odd and prime widths, and the maximum.
+const WIDTHS: [u8; 9] = [1, 2, 3, 5, 7, 8, 16, 63, 64];
+/// Jobs per width (a rotor may vary per call; each must be in range).
+const PER_WIDTH: usize = 4;
+
+/// The `sql::rotor::*` cases.
+pub(super) fn cases() -> Vec<Case> {
+    WIDTHS
+        .iter()
+        .map(|&w| {
+            Case::new("rotor", &format!("unkeyed_width_{w}"), move |db| {
+                let with_opts = db.capabilities.iter().any(|c| c == "expectations");
+                rolled_back(&db, async |client| {
+                    let base = unique_name(&db);
+                    set_widths(client, &db, &base, &[w]).await?;
+                    let expect = Expect {
+                        width: w,
+                        route_source: "rotor",
+                        enqueue_shard: None,
+                        concurrency_digest: None,
+                    };
+                    let queue = width_queue(&base, w);
+                    let mut reqs: Vec<Req> = (0..PER_WIDTH).map(|_| Req::on(&queue)).collect();
+                    if with_opts {
+                        reqs.push(Req::on(&queue).opts(&json!({
+                            "expected_route_source": "rotor",
+                            "expected_concurrency_digest": null,
+                        })));
+                    }
+                    for (i, (ins, stored)) in insert_and_read_all(client, &db, &reqs)
+                        .await?
+                        .iter()
+                        .enumerate()
+                    {
+                        expect.check(&format!("unkeyed job {i} at width {w}"), ins, stored)?;
+                    }
+                    Ok(Verdict::Passed)
+                })
+            })
+            .requires("job_routing")
+        })
+        .collect()
+}

@@ -1,0 +1,735 @@
+//! Shared machinery of the DB suites: cases → trials, rolled-back transactions, the insert
+//! and read statements, routing comparison, SQLSTATE checks, and the run-scoped sweep.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+use serde_json::{json, Value as Json};
+use tokio_postgres::{Client, Row, Statement};
+
+use super::{DbSetup, SUITE};
+use crate::outcome::{CaseFailure, RunContext, Verdict};
+use crate::pg::PgError;
+
+/// The check of one DB case.
+pub(super) type Check = Box<dyn FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFailure> + Send>;
+
+/// One DB case before it becomes a trial.
+pub(super) struct Case {
+    /// Full trial name, `sql::<suite>::<case>`.
+    pub(crate) name: String,
+    /// Capabilities (`contract_capabilities()`) the case needs; missing → not applicable.
+    pub(crate) requires: Vec<String>,
+    /// The check.
+    pub(crate) check: Check,
+}
+
+impl Case {
+    /// A case named `sql::<suite>::<case>`.
+    pub(crate) fn new(
+        suite: &str,
+        case: &str,
+        check: impl FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Self {
+        Self {
+            name: format!("{SUITE}::{suite}::{case}"),
+            requires: Vec::new(),
+            check: Box::new(check),
+        }
+    }
+
+    /// Require a capability.
+    pub(crate) fn requires(mut self, capability: &str) -> Self {
+        self.requires.push(capability.to_owned());
+        self
+    }
+}
+
+/// Turn a case into a trial: ignored without a database, not applicable when a required
+/// capability is missing, otherwise run.
+pub(super) fn to_trial(
+    ctx: &Arc<RunContext>,
+    db: Option<&Arc<DbSetup>>,
+    no_db_reason: &str,
+    case: Case,
+) -> Trial {
+    let Some(db) = db else {
+        return ctx.ignored(SUITE, case.name, no_db_reason.to_owned());
+    };
+    let missing: Vec<&String> = case
+        .requires
+        .iter()
+        .filter(|c| !db.capabilities.contains(c))
+        .collect();
+    if !missing.is_empty() {
+        let reason = format!(
+            "{}.contract_capabilities() lacks {}",
+            db.schema,
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return ctx.not_applicable(SUITE, case.name, reason);
+    }
+    let db = Arc::clone(db);
+    let check = case.check;
+    ctx.trial_with(SUITE, case.name, move || check(db))
+}
+
+/// A random 12-hex-digit id (std's randomly keyed SipHash; no extra dependency).
+#[must_use]
+pub fn run_id() -> String {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A name unique within the run: `awa_conformance_<run>_<n>`. Parallel cases never share a
+/// queue or key, so their uncommitted rows never block each other.
+pub(super) fn unique_name(db: &DbSetup) -> String {
+    format!("{}_{}", db.prefix(), SEQ.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A 32-byte key unique to this run and call (no collision with existing claims).
+pub(super) fn unique_bytes(db: &DbSetup, label: &str) -> Vec<u8> {
+    let text = format!(
+        "{}:{label}:{}",
+        db.prefix(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut key = awa_conformance_core::concurrency_digest(text.as_bytes()).to_vec();
+    key.truncate(32);
+    key
+}
+
+/// Lowercase hex.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn opt_hex(bytes: Option<&[u8]>) -> Json {
+    bytes.map_or(Json::Null, |b| Json::String(hex(b)))
+}
+
+/// A database error where the harness, not the implementation, is at fault.
+pub(super) fn harness(e: PgError) -> CaseFailure {
+    CaseFailure::harness(e.to_string())
+}
+
+/// Classify a query error: no server error = connection problem (harness); otherwise a
+/// finding about the implementation under test.
+pub(super) fn query_fail(db: &DbSetup, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
+    let text = db.pg.describe(e);
+    if is_harness_error(e) {
+        CaseFailure::harness(format!(
+            "{what}: the database connection failed: {text}; check the server and rerun"
+        ))
+    } else {
+        CaseFailure::new(format!("{what} failed: {text}"))
+    }
+}
+
+/// Errors that say nothing about the implementation: no server error at all (connection
+/// closed), or SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention,
+/// e.g. `pg_terminate_backend`, statement timeout) and 58 (system error).
+pub(super) fn is_harness_error(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(d) => matches!(d.code().code().get(..2), Some("08" | "53" | "57" | "58")),
+    }
+}
+
+/// A failing step of the harness's own setup (not of the contract function).
+pub(super) fn setup_fail(db: &DbSetup, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
+    CaseFailure::harness(format!("{what}: {}", db.pg.describe(e)))
+}
+
+/// Run `f` on a pooled connection inside a transaction that is always rolled back.
+pub(super) fn rolled_back<T>(
+    db: &Arc<DbSetup>,
+    f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
+) -> Result<T, CaseFailure> {
+    db.pg
+        .block_on(async {
+            let mut pooled = db.pg.pooled().await.map_err(harness)?;
+            let client = pooled.get().map_err(harness)?;
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(|e| query_fail(db, "BEGIN", &e))?;
+            let out = f(client).await;
+            // A connection that cannot roll back is not returned to the pool.
+            client
+                .batch_execute("ROLLBACK")
+                .await
+                .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
+            pooled.mark_clean();
+            out
+        })
+        .map_err(harness)?
+}
+
+/// Create `queue_meta` rows `<base>_w<width>` for each width (inside the case's transaction).
+pub(super) async fn set_widths(
+    client: &Client,
+    db: &DbSetup,
+    base: &str,
+    widths: &[u8],
+) -> Result<(), CaseFailure> {
+    let widths: Vec<i16> = widths.iter().map(|w| i16::from(*w)).collect();
+    client
+        .execute(
+            &format!(
+                "INSERT INTO {}.queue_meta (queue, enqueue_shards) \
+                 SELECT $1 || '_w' || w, w FROM unnest($2::smallint[]) AS w",
+                db.s()
+            ),
+            &[&base, &widths],
+        )
+        .await
+        .map_err(|e| setup_fail(db, "setting queue_meta.enqueue_shards", &e))?;
+    Ok(())
+}
+
+/// The queue of `base` at `width` (see [`set_widths`]).
+pub(super) fn width_queue(base: &str, width: u8) -> String {
+    format!("{base}_w{width}")
+}
+
+/// One `insert_job` call with every argument explicit.
+#[derive(Debug, Clone)]
+pub(super) struct Req {
+    pub(crate) kind: String,
+    pub(crate) queue: String,
+    pub(crate) args: String,
+    pub(crate) priority: i16,
+    pub(crate) max_attempts: i16,
+    pub(crate) run_at: Option<String>,
+    pub(crate) metadata: String,
+    pub(crate) tags: Vec<String>,
+    pub(crate) unique_key: Option<Vec<u8>>,
+    pub(crate) unique_states: Option<String>,
+    pub(crate) ordering_key: Option<Vec<u8>>,
+    pub(crate) concurrency_key: Option<Vec<u8>>,
+    pub(crate) opts: String,
+}
+
+impl Req {
+    /// A request with the contract defaults on `queue`.
+    pub(crate) fn on(queue: &str) -> Self {
+        Self {
+            kind: "awa_conformance".to_owned(),
+            queue: queue.to_owned(),
+            args: "{}".to_owned(),
+            priority: 2,
+            max_attempts: 25,
+            run_at: None,
+            metadata: "{}".to_owned(),
+            tags: Vec::new(),
+            unique_key: None,
+            unique_states: None,
+            ordering_key: None,
+            concurrency_key: None,
+            opts: "{}".to_owned(),
+        }
+    }
+
+    pub(crate) fn keys(mut self, ordering: Option<&[u8]>, concurrency: Option<&[u8]>) -> Self {
+        self.ordering_key = ordering.map(<[u8]>::to_vec);
+        self.concurrency_key = concurrency.map(<[u8]>::to_vec);
+        self
+    }
+
+    pub(crate) fn opts(mut self, opts: &Json) -> Self {
+        self.opts = opts.to_string();
+        self
+    }
+
+    pub(crate) fn unique(mut self, key: Option<&[u8]>, states: Option<&str>) -> Self {
+        self.unique_key = key.map(<[u8]>::to_vec);
+        self.unique_states = states.map(str::to_owned);
+        self
+    }
+}
+
+/// What `insert_job` returned.
+#[derive(Debug, Clone)]
+pub(super) struct Inserted {
+    pub(crate) job_id: i64,
+    pub(crate) queue: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) priority: Option<i16>,
+    pub(crate) enqueue_shard: Option<i16>,
+    pub(crate) route_source: Option<String>,
+    pub(crate) concurrency_digest: Option<Vec<u8>>,
+    pub(crate) unique_key: Option<Vec<u8>>,
+}
+
+/// What `job_routing` reads back.
+#[derive(Debug, Clone)]
+pub(super) struct Stored {
+    pub(crate) job_id: Option<i64>,
+    pub(crate) queue: Option<String>,
+    pub(crate) enqueue_shard: Option<i16>,
+    pub(crate) route_source: Option<String>,
+    pub(crate) concurrency_digest: Option<Vec<u8>>,
+    pub(crate) ordering_key: Option<Vec<u8>>,
+    pub(crate) unique_key: Option<Vec<u8>>,
+    pub(crate) unique_states: Option<String>,
+}
+
+/// The insert statement (README "prepared-statement form", text-cast parameters).
+pub(super) fn insert_sql(db: &DbSetup) -> String {
+    format!(
+        "SELECT job_id, queue, state, priority, enqueue_shard, route_source, \
+         concurrency_digest, unique_key \
+         FROM {}.insert_job($1::text, $2::text, $3::text::jsonb, $4::smallint, $5::smallint, \
+         $6::text::timestamptz, $7::text::jsonb, $8::text[], $9::bytea, $10::text::bit(8), \
+         $11::bytea, $12::bytea, $13::text::jsonb)",
+        db.s()
+    )
+}
+
+/// The read statement.
+pub(super) fn read_sql(db: &DbSetup) -> String {
+    format!(
+        "SELECT job_id, queue, enqueue_shard, route_source, concurrency_digest, ordering_key, \
+         unique_key, unique_states FROM {}.job_routing($1::bigint)",
+        db.s()
+    )
+}
+
+/// Prepare the insert and read statements on this connection.
+pub(super) async fn prepare(
+    client: &Client,
+    db: &DbSetup,
+) -> Result<(Statement, Statement), CaseFailure> {
+    let (ins, read) = futures_util::future::join(
+        client.prepare(&insert_sql(db)),
+        client.prepare(&read_sql(db)),
+    )
+    .await;
+    Ok((
+        ins.map_err(|e| query_fail(db, "preparing insert_job", &e))?,
+        read.map_err(|e| query_fail(db, "preparing job_routing", &e))?,
+    ))
+}
+
+/// Call `insert_job` once.
+pub(super) async fn insert(
+    client: &Client,
+    st: &Statement,
+    r: &Req,
+) -> Result<Inserted, tokio_postgres::Error> {
+    let row = client
+        .query_one(
+            st,
+            &[
+                &r.kind,
+                &r.queue,
+                &r.args,
+                &r.priority,
+                &r.max_attempts,
+                &r.run_at,
+                &r.metadata,
+                &r.tags,
+                &r.unique_key,
+                &r.unique_states,
+                &r.ordering_key,
+                &r.concurrency_key,
+                &r.opts,
+            ],
+        )
+        .await?;
+    inserted_from(&row)
+}
+
+fn inserted_from(row: &Row) -> Result<Inserted, tokio_postgres::Error> {
+    Ok(Inserted {
+        job_id: row.try_get(0)?,
+        queue: row.try_get(1)?,
+        state: row.try_get(2)?,
+        priority: row.try_get(3)?,
+        enqueue_shard: row.try_get(4)?,
+        route_source: row.try_get(5)?,
+        concurrency_digest: row.try_get(6)?,
+        unique_key: row.try_get(7)?,
+    })
+}
+
+/// Read one job's stored routing.
+pub(super) async fn read(
+    client: &Client,
+    st: &Statement,
+    job_id: i64,
+) -> Result<Stored, tokio_postgres::Error> {
+    let row = client.query_one(st, &[&job_id]).await?;
+    Ok(Stored {
+        job_id: row.try_get(0)?,
+        queue: row.try_get(1)?,
+        enqueue_shard: row.try_get(2)?,
+        route_source: row.try_get(3)?,
+        concurrency_digest: row.try_get(4)?,
+        ordering_key: row.try_get(5)?,
+        unique_key: row.try_get(6)?,
+        unique_states: row.try_get(7)?,
+    })
+}
+
+/// Insert many requests pipelined on one connection, then read every stored routing, also
+/// pipelined: two round-trip waves per case regardless of how many widths it covers.
+pub(super) async fn insert_and_read_all(
+    client: &Client,
+    db: &DbSetup,
+    reqs: &[Req],
+) -> Result<Vec<(Inserted, Stored)>, CaseFailure> {
+    let (ins, rd) = prepare(client, db).await?;
+    let inserted =
+        futures_util::future::join_all(reqs.iter().map(|r| insert(client, &ins, r))).await;
+    let mut ok = Vec::with_capacity(reqs.len());
+    for (r, res) in reqs.iter().zip(inserted) {
+        match res {
+            Ok(i) => ok.push(i),
+            Err(e) => {
+                return Err(query_fail(
+                    db,
+                    &format!(
+                        "insert_job(queue {}, ordering_key {}, concurrency_key {}, opts {})",
+                        r.queue,
+                        opt_hex(r.ordering_key.as_deref()),
+                        opt_hex(r.concurrency_key.as_deref()),
+                        r.opts
+                    ),
+                    &e,
+                ))
+            }
+        }
+    }
+    let stored =
+        futures_util::future::join_all(ok.iter().map(|i| read(client, &rd, i.job_id))).await;
+    let mut out = Vec::with_capacity(ok.len());
+    for ((i, s), r) in ok.into_iter().zip(stored).zip(reqs) {
+        let s = s.map_err(|e| query_fail(db, &format!("job_routing({})", i.job_id), &e))?;
+        check_stored_request(r, &i, &s)?;
+        out.push((i, s));
+    }
+    Ok(out)
+}
+
+/// The job's queue, priority and ordering key come back exactly as requested.
+fn check_stored_request(r: &Req, i: &Inserted, s: &Stored) -> Result<(), CaseFailure> {
+    let want = json!({
+        "queue": r.queue,
+        "priority": r.priority,
+        "ordering_key_hex": opt_hex(r.ordering_key.as_deref()),
+    });
+    let returned = json!({
+        "queue": i.queue,
+        "priority": i.priority,
+        "ordering_key_hex": opt_hex(r.ordering_key.as_deref()),
+    });
+    let stored = json!({
+        "queue": s.queue,
+        "priority": i.priority,
+        "ordering_key_hex": opt_hex(s.ordering_key.as_deref()),
+    });
+    if returned == want && stored == want {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!(
+            "job {}: queue, priority or ordering key not kept as requested",
+            i.job_id
+        ),
+        want,
+        json!({"returned": returned, "stored": stored}),
+    ))
+}
+
+/// The routing a case expects at one width.
+#[derive(Debug, Clone)]
+pub(super) struct Expect {
+    pub(crate) width: u8,
+    pub(crate) route_source: &'static str,
+    /// `None`: rotor, any shard in `[0, width)`.
+    pub(crate) enqueue_shard: Option<u8>,
+    pub(crate) concurrency_digest: Option<[u8; 32]>,
+}
+
+impl Expect {
+    fn to_json(&self) -> Json {
+        json!({
+            "width": self.width,
+            "route_source": self.route_source,
+            "enqueue_shard": self.enqueue_shard.map_or_else(
+                || Json::String(format!("any in [0, {})", self.width)),
+                |s| json!(s)),
+            "concurrency_digest_hex": opt_hex(self.concurrency_digest.as_ref().map(|d| &d[..])),
+        })
+    }
+
+    /// The `opts` that states every expectation of this width.
+    pub(crate) fn opts(&self) -> Json {
+        let mut o = serde_json::Map::new();
+        o.insert(
+            "expected_concurrency_digest".to_owned(),
+            opt_hex(self.concurrency_digest.as_ref().map(|d| &d[..])),
+        );
+        if let Some(s) = self.enqueue_shard {
+            o.insert("expected_enqueue_shard".to_owned(), json!(s));
+        }
+        o.insert("expected_route_source".to_owned(), json!(self.route_source));
+        Json::Object(o)
+    }
+
+    fn shard_ok(&self, got: Option<i16>) -> bool {
+        match (self.enqueue_shard, got) {
+            (Some(want), Some(g)) => i16::from(want) == g,
+            (None, Some(g)) => (0..i16::from(self.width)).contains(&g),
+            (_, None) => false,
+        }
+    }
+
+    /// Compare one returned + stored routing with this expectation.
+    pub(crate) fn check(
+        &self,
+        label: &str,
+        ins: &Inserted,
+        st: &Stored,
+    ) -> Result<(), CaseFailure> {
+        let want_digest = self.concurrency_digest.map(|d| d.to_vec());
+        let returned_ok = ins.route_source.as_deref() == Some(self.route_source)
+            && self.shard_ok(ins.enqueue_shard)
+            && ins.concurrency_digest == want_digest;
+        let stored_ok = st.job_id == Some(ins.job_id)
+            && st.route_source.as_deref() == Some(self.route_source)
+            && self.shard_ok(st.enqueue_shard)
+            && st.enqueue_shard == ins.enqueue_shard
+            && st.concurrency_digest == want_digest;
+        if returned_ok && stored_ok {
+            return Ok(());
+        }
+        let which = match (returned_ok, stored_ok) {
+            (false, false) => "returned and stored routing",
+            (false, true) => "returned routing",
+            _ => "stored routing (job_routing)",
+        };
+        Err(CaseFailure::mismatch(
+            format!(
+                "{label}: {which} differs from the vector at width {}",
+                self.width
+            ),
+            self.to_json(),
+            json!({
+                "returned": {
+                    "route_source": ins.route_source,
+                    "enqueue_shard": ins.enqueue_shard,
+                    "concurrency_digest_hex": opt_hex(ins.concurrency_digest.as_deref()),
+                },
+                "stored": {
+                    "job_id": st.job_id,
+                    "route_source": st.route_source,
+                    "enqueue_shard": st.enqueue_shard,
+                    "concurrency_digest_hex": opt_hex(st.concurrency_digest.as_deref()),
+                },
+            }),
+        ))
+    }
+}
+
+/// The server error fields a rejection case compares.
+#[derive(Debug, Clone)]
+pub(super) struct Rejection {
+    pub(crate) sqlstate: String,
+    pub(crate) message: String,
+    pub(crate) detail_code: Option<String>,
+    pub(crate) constraint: Option<String>,
+    pub(crate) hint: Option<String>,
+}
+
+/// Turn an insert outcome into the rejection it raised (or a failure saying it succeeded).
+pub(super) fn rejection<T: std::fmt::Debug>(
+    db: &DbSetup,
+    what: &str,
+    res: Result<T, tokio_postgres::Error>,
+) -> Result<Rejection, CaseFailure> {
+    match res {
+        Ok(v) => Err(CaseFailure::new(format!(
+            "{what}: the call succeeded ({v:?}) but must be rejected"
+        ))),
+        Err(e) => match e.as_db_error() {
+            Some(d) if !is_harness_error(&e) => {
+                let detail_code = d
+                    .detail()
+                    .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                    .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
+                Ok(Rejection {
+                    sqlstate: d.code().code().to_owned(),
+                    message: d.message().to_owned(),
+                    detail_code,
+                    constraint: d.constraint().map(str::to_owned),
+                    hint: d.hint().map(str::to_owned),
+                })
+            }
+            _ => Err(query_fail(db, what, &e)),
+        },
+    }
+}
+
+impl Rejection {
+    /// Check SQLSTATE (+ DETAIL `code` for contract errors, + message for released ones).
+    pub(crate) fn expect(
+        &self,
+        what: &str,
+        sqlstate: &str,
+        code: Option<&str>,
+        message: Option<&str>,
+    ) -> Result<(), CaseFailure> {
+        let contract = sqlstate.starts_with("ZA");
+        let mut ok = self.sqlstate == sqlstate;
+        if let Some(c) = code {
+            ok &= self.detail_code.as_deref() == Some(c);
+        }
+        if let Some(m) = message {
+            ok &= self.message == m;
+        }
+        if contract {
+            ok &= self.message.starts_with("awa.insert_job: ");
+            ok &= self.hint.as_deref().is_some_and(|h| !h.trim().is_empty());
+        }
+        if ok {
+            return Ok(());
+        }
+        let mut want = serde_json::Map::new();
+        want.insert("sqlstate".to_owned(), json!(sqlstate));
+        if let Some(c) = code {
+            want.insert("detail.code".to_owned(), json!(c));
+        }
+        if let Some(m) = message {
+            want.insert("message".to_owned(), json!(m));
+        }
+        if contract {
+            want.insert(
+                "message".to_owned(),
+                json!(message.unwrap_or("awa.insert_job: …")),
+            );
+            want.insert("hint".to_owned(), json!("(non-empty)"));
+        }
+        let want = Json::Object(want);
+        Err(CaseFailure::mismatch(
+            format!("{what}: wrong rejection"),
+            want,
+            json!({
+                "sqlstate": self.sqlstate,
+                "detail.code": self.detail_code,
+                "message": self.message,
+                "hint": self.hint,
+                "constraint": self.constraint,
+            }),
+        ))
+    }
+}
+
+/// Remove committed rows of queues named `scope…` (and claims of their jobs plus
+/// `extra_job_ids`) from every table of the schema; with `drop_role`, also drop the run's
+/// temporary login role if it exists.
+pub(super) async fn sweep(
+    db: &DbSetup,
+    scope: &str,
+    extra_job_ids: &[i64],
+    drop_role: bool,
+) -> Result<(), PgError> {
+    let client = db.pg.connect().await?;
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    // Base tables (and partitioned parents) of the schema and whether they have the columns
+    // a run-scoped row can be found by.
+    let tables = client
+        .query(
+            "SELECT c.relname::text, \
+                    bool_or(a.attname = 'queue'), bool_or(a.attname = 'job_id'), \
+                    bool_or(a.attname = 'id') \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
+             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition \
+             GROUP BY c.relname",
+            &[&db.schema],
+        )
+        .await
+        .map_err(err)?;
+    let prefix = scope.to_owned();
+    let s = db.s();
+    let mut ids: Vec<i64> = extra_job_ids.to_vec();
+    for t in &tables {
+        let (name, queue, job_id, id): (String, bool, bool, bool) =
+            (t.get(0), t.get(1), t.get(2), t.get(3));
+        let col = if job_id { "job_id" } else { "id" };
+        if queue && (job_id || id) {
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {col}::bigint FROM {s}.{} WHERE left(queue, length($1)) = $1",
+                        crate::schema_install::quote_ident(&name)
+                    ),
+                    &[&prefix],
+                )
+                .await
+                .map_err(err)?;
+            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+        }
+    }
+    // Claim-like tables (job_id, no queue) first, in case they reference the job rows.
+    for t in &tables {
+        let (name, queue, job_id): (String, bool, bool) = (t.get(0), t.get(1), t.get(2));
+        if !queue && job_id && !ids.is_empty() {
+            let q = crate::schema_install::quote_ident(&name);
+            client
+                .execute(
+                    &format!("DELETE FROM {s}.{q} WHERE job_id = ANY($1)"),
+                    &[&ids],
+                )
+                .await
+                .map_err(err)?;
+        }
+    }
+    for t in &tables {
+        let (name, queue): (String, bool) = (t.get(0), t.get(1));
+        if queue {
+            let q = crate::schema_install::quote_ident(&name);
+            client
+                .execute(
+                    &format!("DELETE FROM {s}.{q} WHERE left(queue, length($1)) = $1"),
+                    &[&prefix],
+                )
+                .await
+                .map_err(err)?;
+        }
+    }
+    if !drop_role {
+        return Ok(());
+    }
+    let role = super::privilege::role_name(db);
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&role])
+        .await
+        .map_err(err)?;
+    if exists.is_some() {
+        client
+            .batch_execute(&format!(
+                "DROP ROLE IF EXISTS {}",
+                crate::schema_install::quote_ident(&role)
+            ))
+            .await
+            .map_err(err)?;
+    }
+    Ok(())
+}

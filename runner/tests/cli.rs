@@ -1,0 +1,559 @@
+//! End-to-end tests of the `awa-conformance` binary that need no database.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "test helpers: a panic is a test failure, which is the point"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use awa_conformance_vectors::{content_id, render_manifest, v1, Family, V1_FILES};
+use serde_json::Value;
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_awa-conformance"));
+    // A stray DATABASE_URL / PG* in the caller's environment must not change these tests.
+    for (key, _) in std::env::vars() {
+        if key == "DATABASE_URL" || key.starts_with("PG") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A temp dir holding a copy of the embedded v1 files.
+fn copy_v1() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in V1_FILES {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn report_schema() -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("report.schema.json");
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&read_json(&path))
+        .unwrap()
+}
+
+fn assert_valid_report(report: &Value) {
+    let validator = report_schema();
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "report does not validate: {errors:?}");
+}
+
+/// Run with a JSON report and return (output, report).
+fn run_with_report(args: &[&str]) -> (Output, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    let mut all: Vec<&str> = args.to_vec();
+    let path_str = path.to_str().unwrap().to_owned();
+    all.extend(["--report-json", &path_str]);
+    let out = run(&all);
+    let report = read_json(&path);
+    (out, report)
+}
+
+fn cases_with_status<'a>(report: &'a Value, status: &str) -> Vec<&'a Value> {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == status)
+        .collect()
+}
+
+/// Make a copy of v1 whose first `concurrency_shard` vector expects a wrong shard at width
+/// 7, with its ID and the manifest recomputed so the set passes every integrity check.
+/// Returns the dir and the new vector ID.
+fn mutant_set() -> (tempfile::TempDir, String) {
+    let dir = copy_v1();
+    let name = "concurrency_shard.json";
+    let mut doc = read_json(&dir.path().join(name));
+    let vector = &mut doc["vectors"][0];
+    let shard = vector["expected"]["shards"][6].as_u64().unwrap();
+    vector["expected"]["shards"][6] = Value::from((shard + 1) % 7);
+    let id = content_id(
+        Family::ConcurrencyShard,
+        &vector["input"],
+        &vector["expected"],
+    )
+    .unwrap();
+    vector["id"] = Value::from(id.clone());
+    let mut text = serde_json::to_string_pretty(&doc).unwrap();
+    text.push('\n');
+    std::fs::write(dir.path().join(name), &text).unwrap();
+    let files: Vec<(String, String, usize)> = V1_FILES
+        .iter()
+        .filter(|(n, _)| *n != "manifest.json")
+        .map(|(n, _)| {
+            let t = std::fs::read_to_string(dir.path().join(n)).unwrap();
+            let count = serde_json::from_str::<Value>(&t).unwrap()["vectors"]
+                .as_array()
+                .unwrap()
+                .len();
+            ((*n).to_owned(), t, count)
+        })
+        .collect();
+    std::fs::write(dir.path().join("manifest.json"), render_manifest(&files)).unwrap();
+    (dir, id)
+}
+
+#[test]
+fn help_lists_every_exit_code() {
+    for args in [&["--help"][..], &["run", "--help"][..]] {
+        let out = run(args);
+        assert_eq!(code(&out), 0);
+        let text = stdout(&out);
+        assert!(text.contains("Exit codes:"), "{text}");
+        for line in [
+            "0  all selected",
+            "1  nonconformant",
+            "2  usage",
+            "3  vector set",
+            "4  cannot connect",
+            "5  contract schema",
+            "6  harness",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in help");
+        }
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(code(&run(&["--no-such-flag"])), 2);
+    assert_eq!(code(&run(&["--list", "--junit", "x.xml"])), 2);
+    let out = run(&["--no-embedded", "--format", "json", "--markdown", "-"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--markdown -"), "{}", stderr(&out));
+    let out = run(&["vectors", "list", "--family", "nope"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("unique_key"), "{}", stderr(&out));
+}
+
+#[test]
+fn list_prints_one_family_id_per_vector() {
+    let out = run(&["--list", "--no-embedded"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let set = v1().unwrap();
+    let offline: Vec<&str> = text.lines().filter(|l| !l.starts_with("sql::")).collect();
+    assert_eq!(offline.len(), set.len());
+    for (family, vector) in set.iter() {
+        let line = format!("{family}::{}: test", vector.id);
+        assert!(offline.contains(&line.as_str()), "missing {line}");
+    }
+    assert!(
+        text.lines().any(|l| l.starts_with("sql::")),
+        "DB cases must be listed too"
+    );
+}
+
+#[test]
+fn exact_runs_one_trial_and_filter_selects_a_family() {
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().nth(3).unwrap();
+    let name = format!("{family}::{}", vector.id);
+    let (out, report) = run_with_report(&["--no-embedded", "--exact", &name]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(report["summary"]["total"], 1);
+    assert_eq!(report["summary"]["passed"], 1);
+    assert_eq!(report["cases"][0]["name"], name.as_str());
+    assert!(stdout(&out).contains("running 1 test"), "{}", stdout(&out));
+
+    let (out, report) = run_with_report(&["--no-embedded", "unique_states::"]);
+    assert_eq!(code(&out), 0);
+    let want = set.file(Family::UniqueStates).unwrap().vectors.len();
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), want);
+    assert!(cases
+        .iter()
+        .all(|c| c["name"].as_str().unwrap().starts_with("unique_states::")));
+    assert!(report["summary"]["filtered_out"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn without_a_database_sql_cases_are_ignored_never_passed() {
+    let (out, report) = run_with_report(&["--no-embedded"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(report["summary"]["ignored"].as_u64().unwrap() > 0);
+    let sql: Vec<&Value> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("sql::"))
+        .collect();
+    assert!(!sql.is_empty());
+    assert!(
+        sql.iter().all(|c| c["status"] == "ignored"),
+        "a SQL case was not ignored"
+    );
+    assert!(sql[0]["message"].as_str().unwrap().contains("--dsn"));
+    assert!(stderr(&out).contains("--dsn URL"), "{}", stderr(&out));
+    assert_eq!(report["provenance"]["server_version"], "n/a");
+    assert_eq!(report["provenance"]["contract_version"], "n/a");
+    assert_eq!(
+        report["provenance"]["vectors_root_sha256"],
+        v1().unwrap().manifest.root_sha256.as_str()
+    );
+    assert!(stdout(&out).contains(" ignored;"));
+    assert_valid_report(&report);
+    // The schema check can fail: a report with an unknown status or a leaked field is rejected.
+    let mut bad = report.clone();
+    bad["cases"][0]["status"] = Value::from("skipped");
+    assert!(!report_schema().is_valid(&bad));
+    let mut bad = report.clone();
+    bad["provenance"]["dsn"] = Value::from("postgres://x");
+    assert!(!report_schema().is_valid(&bad));
+}
+
+#[test]
+fn a_filter_matching_nothing_warns() {
+    let out = run(&["--no-embedded", "no-such-trial-name"]);
+    assert_eq!(code(&out), 0);
+    assert!(stderr(&out).contains("no case matches"), "{}", stderr(&out));
+}
+
+#[test]
+fn tampered_vector_dir_exits_3_naming_file_and_vector() {
+    let dir = copy_v1();
+    let path = dir.path().join("unique_key.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let vector = &doc["vectors"][2];
+    let id = vector["id"].as_str().unwrap();
+    let hex = vector["expected"]["unique_key_hex"].as_str().unwrap();
+    let flipped_first = if hex.starts_with('0') { "1" } else { "0" };
+    let flipped = format!("{flipped_first}{}", &hex[1..]);
+    assert_eq!(
+        text.matches(hex).count(),
+        1,
+        "the hex must be unique in the file"
+    );
+    std::fs::write(&path, text.replace(hex, &flipped)).unwrap();
+
+    let dir_str = dir.path().to_str().unwrap();
+    for args in [
+        vec!["--no-embedded", "--vectors-dir", dir_str],
+        vec!["vectors", "verify", "--dir", dir_str],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 3, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("unique_key.json"), "{err}");
+        assert!(err.contains(id), "{err}");
+        assert_eq!(err.lines().count(), 1, "one clear line: {err}");
+    }
+}
+
+#[test]
+fn missing_vector_dir_exits_3() {
+    let out = run(&["--no-embedded", "--vectors-dir", "/nonexistent/awa-vectors"]);
+    assert_eq!(code(&out), 3);
+    assert!(
+        stderr(&out).contains("/nonexistent/awa-vectors"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn vectors_verify_and_regenerate_check_pass_on_the_committed_set() {
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors/v1");
+    let committed = committed.to_str().unwrap();
+    for args in [
+        vec!["vectors", "verify"],
+        vec!["vectors", "verify", "--dir", committed],
+        vec!["vectors", "regenerate", "--check"],
+        vec!["vectors", "regenerate", "--check", "--dir", committed],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    }
+    let out = run(&["vectors", "verify"]);
+    assert!(stdout(&out).contains(&v1().unwrap().manifest.root_sha256));
+}
+
+#[test]
+fn regenerate_check_fails_on_a_modified_copy_and_regenerate_repairs_it() {
+    let dir = copy_v1();
+    let path = dir.path().join("move_shard.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("\"description\": \"", "\"description\": \"edited ", 1),
+    )
+    .unwrap();
+    let dir_str = dir.path().to_str().unwrap();
+    let out = run(&["vectors", "regenerate", "--check", "--dir", dir_str]);
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains("move_shard.json"), "{}", stderr(&out));
+
+    let out = run(&["vectors", "regenerate", "--dir", dir_str]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run(&["vectors", "regenerate", "--check", "--dir", dir_str]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn vectors_list_text_and_json() {
+    let set = v1().unwrap();
+    let out = run(&["vectors", "list", "--family", "move_shard"]);
+    assert_eq!(code(&out), 0);
+    let want = set.file(Family::MoveShard).unwrap().vectors.len();
+    assert_eq!(stdout(&out).lines().count(), want);
+    assert!(stdout(&out)
+        .lines()
+        .all(|l| l.starts_with("move_shard::ms-")));
+
+    let out = run(&["vectors", "list", "--format", "json"]);
+    assert_eq!(code(&out), 0);
+    let items: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(items.as_array().unwrap().len(), set.len());
+    assert!(items
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["status"] == "informative"));
+}
+
+#[test]
+fn a_corrupted_expectation_with_valid_integrity_fails_its_trial() {
+    let (dir, id) = mutant_set();
+    let dir_str = dir.path().to_str().unwrap();
+    let junit = tempfile::NamedTempFile::new().unwrap();
+    let md = tempfile::NamedTempFile::new().unwrap();
+    let (out, report) = run_with_report(&[
+        "--no-embedded",
+        "--vectors-dir",
+        dir_str,
+        "--junit",
+        junit.path().to_str().unwrap(),
+        "--markdown",
+        md.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let name = format!("concurrency_shard::{id}");
+    let text = stdout(&out);
+    assert!(text.contains(&format!("---- {name} ----")), "{text}");
+    assert!(text.contains("expected.shards[6]"), "{text}");
+    let failed = cases_with_status(&report, "failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["name"], name.as_str());
+    assert!(!failed[0]["expected"].is_null() && !failed[0]["actual"].is_null());
+    assert_eq!(report["verdict"], "nonconformant");
+    assert_eq!(report["exit_code"], 1);
+    assert_valid_report(&report);
+
+    // JUnit parses and carries the failure with expected/actual.
+    let xml = std::fs::read_to_string(junit.path()).unwrap();
+    let parsed = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!(parsed.failures, 1);
+    let offline = parsed
+        .test_suites
+        .iter()
+        .find(|s| s.name.as_str() == "offline")
+        .unwrap();
+    let case = offline
+        .test_cases
+        .iter()
+        .find(|c| c.name.as_str() == name)
+        .unwrap();
+    match &case.status {
+        quick_junit::TestCaseStatus::NonSuccess { message, .. } => {
+            let message = message.as_ref().unwrap().as_str();
+            assert!(
+                message.contains("expected:") && message.contains("actual:"),
+                "{message}"
+            );
+        }
+        other => panic!("not a failure: {other:?}"),
+    }
+    let sql = parsed
+        .test_suites
+        .iter()
+        .find(|s| s.name.as_str() == "sql")
+        .unwrap();
+    assert!(sql
+        .test_cases
+        .iter()
+        .all(|c| matches!(c.status, quick_junit::TestCaseStatus::Skipped { .. })));
+
+    let md = std::fs::read_to_string(md.path()).unwrap();
+    assert!(md.contains("nonconformant") && md.contains(&name), "{md}");
+
+    // verify treats the same set as invalid: the core does not reproduce the vector.
+    let out = run(&["vectors", "verify", "--dir", dir_str]);
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains(&id), "{}", stderr(&out));
+}
+
+fn write_xf(dir: &Path, body: &str) -> String {
+    let path = dir.join("xf.json");
+    std::fs::write(&path, body).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn expected_failures_file_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let xf = write_xf(
+        dir.path(),
+        r#"{"version": 1, "expected_failures": [{"id": "unique_key::uk-000000000000", "reason": "x"}]}"#,
+    );
+    let out = run(&["--no-embedded", "--expected-failures", &xf]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unique_key::uk-000000000000"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("xf.json"), "{}", stderr(&out));
+
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().next().unwrap();
+    let body = format!(
+        r#"{{"version": 1, "expected_failures": [{{"id": "{family}::{}"}}]}}"#,
+        vector.id
+    );
+    let xf = write_xf(dir.path(), &body);
+    let out = run(&["--no-embedded", "--expected-failures", &xf]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("entry 0"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("reason"), "{}", stderr(&out));
+
+    let xf = write_xf(dir.path(), "not json");
+    assert_eq!(
+        code(&run(&["--no-embedded", "--expected-failures", &xf])),
+        2
+    );
+}
+
+#[test]
+fn a_listed_case_that_passes_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().next().unwrap();
+    let name = format!("{family}::{}", vector.id);
+    let body = format!(
+        r#"{{"version": 1, "expected_failures": [{{"id": "{name}", "reason": "stale"}}]}}"#
+    );
+    let xf = write_xf(dir.path(), &body);
+    let (out, report) = run_with_report(&["--no-embedded", "--expected-failures", &xf]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).contains(&format!("remove {name}")),
+        "{}",
+        stdout(&out)
+    );
+    let unexpected = cases_with_status(&report, "unexpected_pass");
+    assert_eq!(unexpected.len(), 1);
+    assert_eq!(unexpected[0]["name"], name.as_str());
+    assert_valid_report(&report);
+}
+
+#[test]
+fn baseline_round_trip_turns_failures_into_expected_failures() {
+    let (dir, id) = mutant_set();
+    let dir_str = dir.path().to_str().unwrap();
+    let baseline = dir.path().join("baseline.json");
+    let baseline_str = baseline.to_str().unwrap();
+    let out = run(&[
+        "--no-embedded",
+        "--vectors-dir",
+        dir_str,
+        "--write-baseline",
+        baseline_str,
+    ]);
+    assert_eq!(
+        code(&out),
+        1,
+        "writing a baseline does not excuse the failures"
+    );
+    let written = read_json(&baseline);
+    assert_eq!(written["version"], 1);
+    let entries = written["expected_failures"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        entries[0]["id"],
+        format!("concurrency_shard::{id}").as_str()
+    );
+    assert!(entries[0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("baseline: "));
+
+    let (out, report) = run_with_report(&[
+        "--no-embedded",
+        "--vectors-dir",
+        dir_str,
+        "--expected-failures",
+        baseline_str,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(cases_with_status(&report, "expected_failure").len(), 1);
+    assert_eq!(report["verdict"], "conformant");
+    assert_valid_report(&report);
+}
+
+#[test]
+fn dsn_passwords_never_reach_reports_or_stderr() {
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().next().unwrap();
+    let name = format!("{family}::{}", vector.id);
+    let dsn = "postgres://alice:hunter2@127.0.0.1:1/awa";
+    // No SQL case selected: no connection, but the argv is recorded.
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("j.xml");
+    let md = dir.path().join("s.md");
+    let (out, report) = run_with_report(&[
+        "--dsn",
+        dsn,
+        "--exact",
+        &name,
+        "--junit",
+        junit.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let json = report.to_string();
+    assert!(!json.contains("hunter2"), "{json}");
+    assert!(json.contains("alice:***@127.0.0.1"), "{json}");
+    assert!(!std::fs::read_to_string(&junit).unwrap().contains("hunter2"));
+    assert!(!std::fs::read_to_string(&md).unwrap().contains("hunter2"));
+
+    // A SQL case selected: the connection fails (exit 4) without printing the password.
+    let out = run(&["--dsn", dsn, "sql::"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("hunter2") && !stdout(&out).contains("hunter2"));
+}

@@ -1,0 +1,82 @@
+//! With no DSN the runner starts a throwaway cluster, installs the reference schema, runs the
+
+// Test code: a panic is the failure report, so unwrap/index/panic/eprint are the point.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr
+)]
+//! SQL suites against it, and removes the cluster afterwards.
+
+mod db_support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use db_support::{run, text};
+
+fn binaries_present() -> bool {
+    let via_pg_config = std::process::Command::new("pg_config")
+        .arg("--bindir")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .is_some_and(|o| {
+            Path::new(String::from_utf8_lossy(&o.stdout).trim())
+                .join("initdb")
+                .is_file()
+        });
+    let debian = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.path().join("bin/initdb").is_file())
+        })
+        .unwrap_or(false);
+    via_pg_config || debian
+}
+
+#[test]
+fn embedded_cluster_runs_and_is_removed() {
+    if !binaries_present() {
+        assert_ne!(
+            std::env::var("AWA_REQUIRE_DB").as_deref(),
+            Ok("1"),
+            "AWA_REQUIRE_DB=1 but no PostgreSQL server binaries are installed"
+        );
+        eprintln!("note: no PostgreSQL server binaries; embedded-cluster test skipped");
+        return;
+    }
+    // The cluster's temp dir goes under TMPDIR; it must be traversable by the `postgres`
+    // user when the runner is root.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let report = tmp.path().join("report.json");
+    let tmpdir = tmp.path().to_str().unwrap().to_owned();
+    let out = run(
+        &["--report-json", report.to_str().unwrap(), "-q", "sql::"],
+        &[("TMPDIR", &tmpdir)],
+        300,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}\nstdout: {}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["provenance"]["database"], "embedded");
+    let passed = r["summary"]["passed"].as_u64().unwrap();
+    assert!(passed > 150, "only {passed} SQL cases passed");
+    assert_eq!(r["summary"]["ignored"], 0);
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("awa-conformance-pg-"))
+        .collect();
+    assert!(left.is_empty(), "cluster dir not removed: {left:?}");
+}

@@ -1,0 +1,390 @@
+//! DB integration tests of the runner: green run, isolation, password hygiene, exit codes 4/5.
+
+// Test code: a panic is the failure report, so unwrap/index/panic/eprint are the point.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr
+)]
+
+mod db_support;
+
+use db_support::{cases_with, dsn, run, run_with_report, scalar, text, Scratch};
+
+/// Row counts of every table of the schema, plus the run-scoped roles left in the cluster.
+fn snapshot(s: &Scratch) -> Vec<(String, String)> {
+    let tables = s.sql(&format!(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = '{}' AND c.relkind IN ('r', 'p') ORDER BY 1",
+        s.schema
+    ));
+    assert!(
+        tables.len() >= 3,
+        "expected the reference tables, got {tables:?}"
+    );
+    let mut out: Vec<(String, String)> = tables
+        .into_iter()
+        .map(|r| {
+            let t = r[0].clone().unwrap();
+            let n = scalar(
+                &s.dsn,
+                &format!("SELECT count(*) FROM \"{}\".\"{t}\"", s.schema),
+            );
+            (t, n)
+        })
+        .collect();
+    out.push((
+        "roles awa_conformance_%".to_owned(),
+        scalar(
+            &s.dsn,
+            "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'awa\\_conformance\\_%'",
+        ),
+    ));
+    out
+}
+
+#[test]
+fn full_run_is_green_and_leaves_the_database_as_found() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "green");
+    // Pre-existing data the run must neither see as its own nor remove.
+    s.sql(
+        "INSERT INTO @S@.queue_meta (queue, enqueue_shards) VALUES ('pre_existing', 8); \
+         SELECT @S@.insert_job('pre', 'pre_existing', p_unique_key => '\\x01'::bytea, \
+                               p_unique_states => B'11111111', p_concurrency_key => 'k'::bytea);",
+    );
+    let before = snapshot(&s);
+    let (out, report) = run_with_report(&s, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}\nstdout: {}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    let passed = cases_with(&report, "passed");
+    let sql_passed = passed.iter().filter(|n| n.starts_with("sql::")).count();
+    // Every suite ran: catalog, function (one per vector), rejection, uniqueness, rotor,
+    // race and privilege; nothing SQL was skipped or ignored on the reference schema.
+    for suite in [
+        "catalog",
+        "function",
+        "rejection",
+        "uniqueness",
+        "rotor",
+        "race",
+        "privilege",
+    ] {
+        assert!(
+            passed
+                .iter()
+                .any(|n| n.starts_with(&format!("sql::{suite}::"))),
+            "no passed sql::{suite} case"
+        );
+    }
+    assert!(sql_passed > 150, "only {sql_passed} SQL cases passed");
+    for status in ["failed", "errored", "not_applicable", "ignored"] {
+        let bad: Vec<String> = cases_with(&report, status)
+            .into_iter()
+            .filter(|n| n.starts_with("sql::"))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{status} SQL cases on the reference schema: {bad:?}"
+        );
+    }
+    assert_eq!(report["provenance"]["contract_version"], "1");
+    let after = snapshot(&s);
+    assert_eq!(
+        before, after,
+        "row counts changed: the run did not leave the database as found"
+    );
+}
+
+#[test]
+fn password_never_printed_when_connection_fails() {
+    // No database needed: the server is unreachable on purpose.
+    let secret = "Sekr1t-pw-do-not-print";
+    for (args, env) in [
+        (
+            vec![
+                "--dsn".to_owned(),
+                format!("postgres://alice:{secret}@127.0.0.1:1/db"),
+                "sql::".to_owned(),
+            ],
+            vec![],
+        ),
+        (
+            vec!["sql::".to_owned()],
+            vec![(
+                "DATABASE_URL",
+                format!("postgresql://alice:{secret}@127.0.0.1:1/db?connect_timeout=2"),
+            )],
+        ),
+        (
+            vec![
+                "--dsn".to_owned(),
+                format!("host=127.0.0.1 port=1 user=alice password={secret}"),
+                "sql::".to_owned(),
+            ],
+            vec![],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("r.json");
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["--report-json", report.to_str().unwrap()]);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let out = run(&all, &env, 60);
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "unreachable DSN must exit 4; stderr: {stderr}"
+        );
+        assert!(!stderr.contains(secret), "password in stderr: {stderr}");
+        assert!(!text(&out.stdout).contains(secret), "password in stdout");
+        if let Ok(r) = std::fs::read_to_string(&report) {
+            assert!(!r.contains(secret), "password in the report");
+        }
+        // One clear line, naming the redacted target.
+        let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "expected one error line, got: {stderr}");
+        assert!(lines[0].contains("127.0.0.1"), "{stderr}");
+    }
+}
+
+#[test]
+fn password_never_printed_in_a_successful_run() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "pw");
+    // Put a password into the DSN (trust/peer auth ignores it; md5/scram needs the real
+    // one, so only add it when the DSN has none).
+    let secret = "Sekr1t-pw-in-a-working-dsn";
+    let Some(with_pw) = dsn
+        .strip_prefix("postgres://")
+        .or_else(|| dsn.strip_prefix("postgresql://"))
+        .filter(|rest| {
+            let userinfo = rest.split(['/', '?']).next().unwrap_or("");
+            userinfo.contains('@') && !userinfo.split('@').next().unwrap_or("").contains(':')
+        })
+        .map(|rest| {
+            let (user, host) = rest.split_once('@').unwrap();
+            format!("postgres://{user}:{secret}@{host}")
+        })
+    else {
+        eprintln!(
+            "note: DATABASE_URL has a password or no user; password-in-success check skipped"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let out = run(
+        &[
+            "--dsn",
+            &with_pw,
+            "--schema",
+            &s.schema,
+            "--report-json",
+            report.to_str().unwrap(),
+            "sql::catalog::",
+        ],
+        &[],
+        120,
+    );
+    let all = format!(
+        "{}{}{}",
+        text(&out.stdout),
+        text(&out.stderr),
+        std::fs::read_to_string(&report).unwrap_or_default()
+    );
+    if out.status.code() == Some(4) {
+        // The server checks passwords: the run cannot succeed with a fake one, but must
+        // still not print it.
+        assert!(!all.contains(secret));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(!all.contains(secret), "password printed somewhere: {all}");
+}
+
+#[test]
+fn unreachable_dsn_exits_4_with_one_line() {
+    let out = run(&["--dsn", "postgres://nobody@127.0.0.1:1/none"], &[], 60);
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn missing_schema_exits_5() {
+    let Some(dsn) = dsn() else { return };
+    let out = run(
+        &[
+            "--dsn",
+            &dsn,
+            "--schema",
+            "awa_t_does_not_exist_xyz",
+            "sql::",
+        ],
+        &[],
+        60,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("does not exist") && stderr.contains("schema install"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn missing_insert_job_exits_5() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::empty(&dsn, "noij");
+    let out = s.run(&["sql::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("insert_job does not exist"), "{stderr}");
+}
+
+#[test]
+fn wrong_signature_exits_5() {
+    let Some(dsn) = dsn() else { return };
+    // A decoy: right name, opts not last (an older shape without the concurrency key).
+    let s = Scratch::empty(&dsn, "decoy");
+    s.sql(
+        "CREATE FUNCTION @S@.insert_job(p_kind text, p_queue text DEFAULT 'default', \
+           p_opts jsonb DEFAULT '{}', p_ordering_key bytea DEFAULT NULL) \
+         RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'; \
+         CREATE FUNCTION @S@.contract_version() RETURNS integer LANGUAGE sql AS 'SELECT 1'",
+    );
+    let out = s.run(&["sql::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("wrong signature") && stderr.contains("p_opts jsonb"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| !l.trim().is_empty()).count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn overloaded_insert_job_exits_5() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "overload");
+    s.sql("CREATE FUNCTION @S@.insert_job(p_kind text, p_opts jsonb) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'");
+    let out = s.run(&["sql::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("overloads"), "{stderr}");
+}
+
+#[test]
+fn wrong_contract_version_exits_5() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "ver");
+    s.sql("CREATE OR REPLACE FUNCTION @S@.contract_version() RETURNS integer LANGUAGE sql AS 'SELECT 2'");
+    let out = s.run(&["sql::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("contract_version() is 2"), "{stderr}");
+}
+
+#[test]
+fn missing_capability_makes_cases_not_applicable() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "caps");
+    s.sql(
+        "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
+         $$ SELECT ARRAY['concurrency_digest', 'job_routing']::text[] $$",
+    );
+    let (out, report) = run_with_report(&s, &["sql::function::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let na = cases_with(&report, "not_applicable");
+    assert!(
+        na.iter().any(|n| n.starts_with("sql::function::os-")),
+        "{na:?}"
+    );
+    assert!(
+        na.iter().all(|n| !n.starts_with("sql::function::cd-")),
+        "{na:?}"
+    );
+    assert!(cases_with(&report, "passed")
+        .iter()
+        .any(|n| n.starts_with("sql::function::cd-")));
+}
+
+#[test]
+fn least_privilege_is_not_applicable_without_createrole() {
+    let Some(dsn) = dsn() else { return };
+    let s = Scratch::install(&dsn, "nocr");
+    // A runner role that can do everything the suites need except create roles.
+    let role = format!("{}_runner", s.schema);
+    s.sql(&format!(
+        "CREATE ROLE \"{role}\" LOGIN; GRANT awa_producer TO \"{role}\"; \
+         GRANT USAGE ON SCHEMA @S@ TO \"{role}\"; \
+         GRANT SELECT, INSERT ON @S@.queue_meta TO \"{role}\""
+    ));
+    let as_runner = match dsn
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+    {
+        Some((_, host)) => format!("postgres://{role}@{host}"),
+        None => {
+            s.sql(&format!("DROP ROLE \"{role}\""));
+            panic!("DATABASE_URL must be a postgres:// URL with a user for this test");
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let out = run(
+        &[
+            "--dsn",
+            &as_runner,
+            "--schema",
+            &s.schema,
+            "--report-json",
+            report.to_str().unwrap(),
+            "sql::privilege::",
+        ],
+        &[],
+        120,
+    );
+    s.sql(&format!(
+        "REVOKE ALL ON @S@.queue_meta FROM \"{role}\"; REVOKE USAGE ON SCHEMA @S@ FROM \"{role}\"; \
+         DROP ROLE \"{role}\""
+    ));
+    let stderr = text(&out.stderr);
+    if out.status.code() == Some(4) {
+        // pg_hba.conf does not let the new role log in (password auth): nothing to check.
+        eprintln!("note: cannot log in as {role}: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let case = &r["cases"][0];
+    assert_eq!(case["name"], "sql::privilege::producer_role_only");
+    assert_eq!(case["status"], "not_applicable", "{case}");
+    assert!(
+        case["message"].as_str().unwrap().contains("CREATEROLE"),
+        "{case}"
+    );
+}

@@ -1,0 +1,249 @@
+//! Shared helpers of the DB integration tests: DSN gating, scratch schemas, running the binary.
+//!
+//! The tests take a superuser DSN from `DATABASE_URL` (CI points it at a throwaway cluster).
+//! Without it they print a note and skip, unless `AWA_REQUIRE_DB=1` (set in CI), which turns
+//! a missing DSN into a failure so a green CI run always means the DB tests ran.
+
+// Each test binary uses a subset; panics are the failure reports of test helpers.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr
+)]
+
+use std::io::Read;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_awa-conformance");
+
+/// The DSN, or `None` (skip) when unset and not required.
+pub fn dsn() -> Option<String> {
+    match std::env::var("DATABASE_URL") {
+        Ok(d) if !d.trim().is_empty() => Some(d),
+        _ => {
+            if std::env::var("AWA_REQUIRE_DB").as_deref() == Ok("1") {
+                panic!(
+                    "AWA_REQUIRE_DB=1 but DATABASE_URL is not set: export a superuser DSN of a \
+                     scratch cluster so the DB tests run"
+                );
+            }
+            eprintln!("note: DATABASE_URL not set; skipping this DB test (set AWA_REQUIRE_DB=1 to fail instead)");
+            None
+        }
+    }
+}
+
+/// A random lowercase suffix for scratch names.
+pub fn suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{:010x}", h.finish() & 0xff_ffff_ffff)
+}
+
+/// Run SQL (simple query protocol, several statements) and return every row's text cells.
+pub fn sql(dsn: &str, text: &str) -> Vec<Vec<Option<String>>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|e| panic!("connect for test SQL failed: {e}"));
+        let task = tokio::spawn(conn);
+        let msgs = client
+            .simple_query(text)
+            .await
+            .unwrap_or_else(|e| panic!("test SQL failed: {e:?}\n{text}"));
+        drop(client);
+        let _ = task.await;
+        msgs.into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => {
+                    Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect())
+                }
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+/// One scalar.
+pub fn scalar(dsn: &str, text: &str) -> String {
+    sql(dsn, text)
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next().flatten())
+        .unwrap_or_else(|| panic!("no value from {text}"))
+}
+
+/// A scratch schema with the reference SQL installed (via the binary); dropped on drop.
+pub struct Scratch {
+    pub dsn: String,
+    pub schema: String,
+}
+
+impl Scratch {
+    /// Install the reference schema into a new schema `awa_t_<suffix>`.
+    pub fn install(dsn: &str, label: &str) -> Self {
+        let schema = format!("awa_t_{label}_{}", suffix());
+        let out = run(
+            &["schema", "install", "--dsn", dsn, "--schema", &schema],
+            &[],
+            120,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "schema install failed: {}",
+            text(&out.stderr)
+        );
+        Self {
+            dsn: dsn.to_owned(),
+            schema,
+        }
+    }
+
+    /// An empty scratch schema (for decoys).
+    pub fn empty(dsn: &str, label: &str) -> Self {
+        let schema = format!("awa_t_{label}_{}", suffix());
+        sql(dsn, &format!("CREATE SCHEMA \"{schema}\""));
+        Self {
+            dsn: dsn.to_owned(),
+            schema,
+        }
+    }
+
+    /// Run the conformance suites against this schema.
+    pub fn run(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["--dsn", &self.dsn, "--schema", &self.schema];
+        args.extend_from_slice(extra);
+        run(&args, &[], 300)
+    }
+
+    /// Run SQL with `@S@` replaced by the quoted schema.
+    pub fn sql(&self, text: &str) -> Vec<Vec<Option<String>>> {
+        sql(
+            &self.dsn,
+            &text.replace("@S@", &format!("\"{}\"", self.schema)),
+        )
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Best effort; a failed drop leaves only a scratch schema behind.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        if let Ok(rt) = rt {
+            let dsn = self.dsn.clone();
+            let schema = self.schema.clone();
+            rt.block_on(async move {
+                if let Ok((client, conn)) =
+                    tokio_postgres::connect(&dsn, tokio_postgres::NoTls).await
+                {
+                    tokio::spawn(conn);
+                    let _ = client
+                        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+                        .await;
+                }
+            });
+        }
+    }
+}
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Spawn the binary with a clean database environment (no DATABASE_URL / PG*), plus `env`.
+pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k == "DATABASE_URL" || k.starts_with("PG") {
+            cmd.env_remove(&k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Wait for a child, killing it (and failing) after `secs`: a hang is a test failure.
+pub fn wait(mut child: Child, secs: u64) -> Output {
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("awa-conformance did not finish within {secs}s (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Run the binary to completion.
+pub fn run(args: &[&str], env: &[(&str, &str)], secs: u64) -> Output {
+    wait(spawn(args, env), secs)
+}
+
+/// Run with a JSON report; returns (output, report).
+pub fn run_with_report(scratch: &Scratch, extra: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    let p = path.to_str().unwrap().to_owned();
+    let mut args: Vec<&str> = vec!["--report-json", &p, "-q"];
+    args.extend_from_slice(extra);
+    let out = scratch.run(&args);
+    let report = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
+/// Names of cases with the given status in a report.
+pub fn cases_with(report: &serde_json::Value, status: &str) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .map(|cases| {
+            cases
+                .iter()
+                .filter(|c| c["status"] == status)
+                .filter_map(|c| c["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The single test command: lint, unit tests, and every database-backed suite on a throwaway PostgreSQL.
+#
+# Usage: scripts/test.sh            (from anywhere; needs scripts/install-deps.sh done once)
+# Environment: PGPORT_THROWAWAY (default 55432) picks the throwaway cluster's port.
+# Every step runs even when an earlier one fails; the script exits 1 if any step failed.
+# To add a step: one `step "<name>" <command...>` line in the STEPS section (pytest suites go
+# through `pytest_suite`, which fails on "no tests collected" and on an all-skipped run).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+# Keep the work tree clean: no __pycache__ next to the test files.
+export PYTHONDONTWRITEBYTECODE=1
+PG="$ROOT/scripts/pg-throwaway.sh"
+
+RESULTS=()
+FAILED=0
+
+# step NAME COMMAND...: print a header, run the command, record ok/FAILED with duration.
+step() {
+    local name="$1"; shift
+    local start rc=0
+    printf '\n==================== step: %s ====================\n' "$name"
+    printf '$ %s\n' "$*"
+    start=$SECONDS
+    "$@" || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        RESULTS+=("ok      $name ($((SECONDS - start))s)")
+    else
+        RESULTS+=("FAILED  $name (exit $rc, $((SECONDS - start))s)")
+        FAILED=1
+    fi
+}
+
+# pytest_suite ARGS...: pytest that must collect and pass at least one test. Exit 5 (no tests
+# collected) is already non-zero; an all-skipped run exits 0, so the junit report is checked too.
+pytest_suite() {
+    local report rc=0
+    report="$(mktemp --suffix=.xml)"
+    "$PY" -m pytest -p no:cacheprovider --strict-markers -rs --junitxml="$report" "$@" || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        "$PY" - "$report" <<'PYEOF' || rc=1
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+tests = sum(int(s.get("tests", 0)) for s in suites)
+skipped = sum(int(s.get("skipped", 0)) for s in suites)
+if tests - skipped <= 0:
+    sys.exit(f"pytest_suite: no test passed ({tests} collected, {skipped} skipped): a suite that runs nothing fails this step")
+PYEOF
+    fi
+    rm -f "$report"
+    return "$rc"
+}
+
+# --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
+cleanup() { "$PG" stop || true; }
+trap cleanup EXIT
+eval "$("$PG" start)"
+export DATABASE_URL
+# The database is always there in this script, so DB-backed suites must not skip for lack of it.
+export AWA_CROSSCHECK_REQUIRED=1
+
+# --- STEPS --------------------------------------------------------------------------------------
+step "cargo fmt"                cargo fmt --all -- --check
+step "cargo clippy"             cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"               cargo test --workspace
+step "crosscheck vs awa 0.6.9"  pytest_suite tests/crosscheck
+
+# --- summary ------------------------------------------------------------------------------------
+printf '\n==================== summary ====================\n'
+printf '%s\n' "${RESULTS[@]}"
+if [ "$FAILED" -ne 0 ]; then
+    printf 'test.sh: at least one step FAILED\n'
+    exit 1
+fi
+printf 'test.sh: all steps ok\n'

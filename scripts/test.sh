@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The single test command: lint, unit tests, and every database-backed suite on a throwaway PostgreSQL.
 #
-# Usage: scripts/test.sh            (from anywhere; needs scripts/install-deps.sh done once)
+# Usage: scripts/test.sh            (from anywhere; installs what is missing first, see
+#                                    scripts/install-deps.sh; AWA_SKIP_INSTALL=1 skips that)
 # Environment: PGPORT_THROWAWAY (default 55432) picks the throwaway cluster's port.
 # Every step runs even when an earlier one fails; the script exits 1 if any step failed.
 # To add a step: one `step "<name>" <command...>` line in the STEPS section (pytest suites go
@@ -14,6 +15,13 @@ PY="${PYTHON:-python3}"
 # Keep the work tree clean: no __pycache__ next to the test files.
 export PYTHONDONTWRITEBYTECODE=1
 PG="$ROOT/scripts/pg-throwaway.sh"
+for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin"; do
+    if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
+done
+export PATH
+if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
+    bash "$ROOT/scripts/install-deps.sh"
+fi
 
 RESULTS=()
 FAILED=0

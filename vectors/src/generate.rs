@@ -306,6 +306,16 @@ fn canonical_json_specs() -> Vec<Spec> {
             &["float", "float:extreme"],
         ),
         (1e300, "1e300 is 1e+300", &["float", "float:extreme"]),
+        (
+            -914793674309639.25,
+            "exact tie between two shortest forms goes to the even digit: -914793674309639.2",
+            &["float", "float:tie"],
+        ),
+        (
+            632215237625766.25,
+            "exact tie between two shortest forms goes to the even digit: 632215237625766.2",
+            &["float", "float:tie"],
+        ),
         (1.5e21, "1.5e21 is 1.5e+21", &["float"]),
         (
             9007199254740993.0,

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run the whole kit end to end on this machine: install what is missing, build the runner, and
+# run every suite against a throwaway PostgreSQL cluster that the runner starts and removes.
+#
+# Usage: scripts/kit.sh [runner options...]      e.g. scripts/kit.sh --markdown -
+# Pass --dsn URL to test an existing database instead of a throwaway cluster.
+# Set AWA_SKIP_INSTALL=1 to skip scripts/install-deps.sh. Exit codes: the runner's (see --help).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin"; do
+    if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
+done
+export PATH
+if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
+    bash scripts/install-deps.sh
+fi
+cargo build --release --quiet -p awa-conformance
+exec target/release/awa-conformance "$@"

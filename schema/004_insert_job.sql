@@ -236,34 +236,34 @@ BEGIN
         END IF;
     END IF;
 
-    -- 7. The job row, in one statement. The LEFT JOIN reads the queue's width (step 4: a
-    -- missing row means width 1, so shard 0; a width outside 1..=64, only possible if
-    -- queue_meta_enqueue_shards_range was dropped, raises ZA004 before the row is checked),
-    -- and the shard is the u64 mod width of step 6 (rotor: pg_backend_pid() mod width, a
-    -- non-negative int). The initial state is scheduled when run_at is in the future, as
-    -- released producers choose it; NULL kind fails here with 23502 (NOT NULL), as released.
+    -- 7. The job row, in one statement. Without expectations the scalar subquery does steps
+    -- 4 and 6: it reads the queue's width and returns the u64 mod width (rotor:
+    -- pg_backend_pid() mod width, a non-negative int); no row means width 1, so shard 0. A
+    -- width outside 1..=64 (only possible if queue_meta_enqueue_shards_range was dropped)
+    -- raises ZA004 there, before the row is checked. The initial state is scheduled when
+    -- run_at is in the future, as released producers choose it; a NULL kind fails here with
+    -- 23502 (NOT NULL), as released.
     INSERT INTO @schema@.contract_jobs (
         kind, queue, args, state, priority, max_attempts, run_at, created_at, metadata, tags,
         unique_key, unique_states, ordering_key, concurrency_digest, enqueue_shard,
         route_source, enqueued_by)
-    SELECT
+    VALUES (
         p_kind, COALESCE(p_queue, 'default'), COALESCE(p_args, '{}'::jsonb),
         CASE WHEN p_run_at > v_now THEN 'scheduled' ELSE 'available' END,
         COALESCE(p_priority, 2), COALESCE(p_max_attempts, 25), COALESCE(p_run_at, v_now), v_now,
         COALESCE(p_metadata, '{}'::jsonb), COALESCE(p_tags, '{}'::text[]), p_unique_key,
         v_unique_states, p_ordering_key, v_digest,
-        COALESCE(v_shard, CASE
-            WHEN m.enqueue_shards IS NULL THEN 0
-            WHEN m.enqueue_shards NOT BETWEEN 1 AND 64 THEN
-                @schema@.raise_invalid_width(m.enqueue_shards, 'insert_job (queue_meta.enqueue_shards)')
-            WHEN v_h IS NULL THEN pg_backend_pid() % m.enqueue_shards
-            ELSE (((((v_h >> 32) & 4294967295) % m.enqueue_shards)
-                    * (4294967296 % m.enqueue_shards))
-                  + ((v_h & 4294967295) % m.enqueue_shards)) % m.enqueue_shards
-        END),
-        COALESCE(v_source, 'rotor'), session_user
-    FROM (SELECT) AS one
-    LEFT JOIN @schema@.queue_meta AS m ON m.queue = COALESCE(p_queue, 'default')
+        COALESCE(v_shard, (
+            SELECT CASE
+                WHEN m.enqueue_shards NOT BETWEEN 1 AND 64 THEN @schema@.raise_invalid_width(
+                    m.enqueue_shards, 'insert_job (queue_meta.enqueue_shards)')
+                WHEN v_h IS NULL THEN pg_backend_pid() % m.enqueue_shards
+                ELSE (((((v_h >> 32) & 4294967295) % m.enqueue_shards)
+                        * (4294967296 % m.enqueue_shards))
+                      + ((v_h & 4294967295) % m.enqueue_shards)) % m.enqueue_shards
+            END
+            FROM @schema@.queue_meta AS m WHERE m.queue = COALESCE(p_queue, 'default')), 0),
+        COALESCE(v_source, 'rotor'), session_user)
     RETURNING id, queue, state, priority, enqueue_shard, route_source, concurrency_digest,
         unique_key
     INTO v_result;

@@ -64,18 +64,43 @@ PYEOF
 }
 
 # --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
-cleanup() { "$PG" stop || true; }
+cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}"; }
 trap cleanup EXIT
 eval "$("$PG" start)"
 export DATABASE_URL
 # The database is always there in this script, so DB-backed suites must not skip for lack of it.
 export AWA_CROSSCHECK_REQUIRED=1
+export AWA_REQUIRE_DB=1
+RUNNER="$ROOT/target/release/awa-conformance"
+REPORTS="$(mktemp -d)"
+
+# The runner end to end against the throwaway database, reference schema installed by the runner.
+runner_dsn() {
+    "$RUNNER" schema install --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer &&
+    "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer -q \
+        --report-json "$REPORTS/report.json" --junit "$REPORTS/junit.xml" --markdown "$REPORTS/summary.md"
+}
+# The kit's default path (scripts/kit.sh): no DSN, so the runner starts its own throwaway cluster.
+runner_embedded() {
+    env -u DATABASE_URL AWA_SKIP_INSTALL=1 "$ROOT/scripts/kit.sh" -q
+}
+# The SQL files' own tests (idempotent install, smoke.sql, Python cross-check of the SQL hash).
+schema_sql_tests() {
+    AWA_SCHEMA_TEST_DSN="$DATABASE_URL" "$ROOT/schema/tests/run.sh"
+}
 
 # --- STEPS --------------------------------------------------------------------------------------
-step "cargo fmt"                cargo fmt --all -- --check
-step "cargo clippy"             cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test"               cargo test --workspace
-step "crosscheck vs awa 0.6.9"  pytest_suite tests/crosscheck
+step "cargo fmt"                 cargo fmt --all -- --check
+step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"                cargo test --workspace
+step "build runner (release)"    cargo build --release -p awa-conformance
+step "vectors verify"            "$RUNNER" vectors verify
+step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$ROOT/vectors/v1"
+step "runner --dsn (all suites)" runner_dsn
+step "runner embedded cluster"   runner_embedded
+step "schema SQL tests"          schema_sql_tests
+step "python bindings"           "$ROOT/bindings/run-tests.sh" -p no:cacheprovider -q
+step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 
 # --- summary ------------------------------------------------------------------------------------
 printf '\n==================== summary ====================\n'

@@ -2,7 +2,10 @@
 //!
 //! Each group holds the contender and its baseline on identical input sizes, so
 //! `scripts/bench-ratios.py` can print the ratios from one run.
-#![expect(missing_docs, reason = "criterion_group! generates an undocumented pub fn")]
+#![expect(
+    missing_docs,
+    reason = "criterion_group! generates an undocumented pub fn"
+)]
 
 use std::hint::black_box;
 

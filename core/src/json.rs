@@ -485,7 +485,7 @@ mod tests {
             (5e-324, "5e-324"),
             (1e300, "1e+300"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
-            (-914793674309639.25, "-914793674309639.2"),
+            (-914_793_674_309_639.0 - 0.25, "-914793674309639.2"),
             (0.1, "0.1"),
             (-2.5, "-2.5"),
             (9007199254740993.0, "9007199254740992.0"),
@@ -511,7 +511,12 @@ mod tests {
         };
         let check = |a: f64| {
             let theirs = serde_json::to_string(&serde_json::Value::from(a)).unwrap();
-            assert_eq!(enc(&Value::Float(a)), theirs, "float bits {:016x}", a.to_bits());
+            assert_eq!(
+                enc(&Value::Float(a)),
+                theirs,
+                "float bits {:016x}",
+                a.to_bits()
+            );
         };
         for i in 0..300_000u64 {
             let r = next();
@@ -521,14 +526,27 @@ mod tests {
                 2 => (r >> 11) as f64 / POW10[(r % 16) as usize],
                 3 => ((r % 1000) as f64 + 0.5) * POW10[(r >> 50) as usize % 16],
                 // Binary fractions above 2^49: shortest forms with exact ties.
-                _ => ((r >> 12) as f64 + [0.25, 0.5, 0.75][(r % 3) as usize]) * 2f64.powi((r % 5) as i32),
+                _ => {
+                    ((r >> 12) as f64 + [0.25, 0.5, 0.75][(r % 3) as usize])
+                        * 2f64.powi((r % 5) as i32)
+                }
             };
             if a.is_finite() {
                 check(a);
                 check(-a);
             }
         }
-        for a in [0.1, 0.2, 0.1 + 0.2, 1.0 / 3.0, 2.5, 1e15, 999999999999999.9, 5e-5, -914793674309639.25] {
+        for a in [
+            0.1,
+            0.2,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.5,
+            1e15,
+            999999999999999.9,
+            5e-5,
+            -914_793_674_309_639.0 - 0.25,
+        ] {
             check(a);
         }
     }

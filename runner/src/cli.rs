@@ -129,6 +129,12 @@ pub struct RunArgs {
     /// Check the vector set in PATH (a vectors/v1 directory) instead of the embedded one.
     #[arg(long, value_name = "PATH", help_heading = "Vectors")]
     pub vectors_dir: Option<PathBuf>,
+
+    /// Also check a producer's client-side functions through the adapter protocol: run CMD
+    /// (a shell command) once and add one `adapter::<family>::<id>` case per vector
+    /// (docs/adapter-protocol.md). With --dsn, CMD gets it in AWA_CONFORMANCE_DSN.
+    #[arg(long, value_name = "CMD", help_heading = "Producers")]
+    pub adapter: Option<String>,
 }
 
 /// `vectors` subcommands.

@@ -5,6 +5,7 @@
 //! item other modules use should be `pub` too (it is reachable: `unreachable_pub` stays quiet
 //! and intra-doc links from module docs resolve), not `pub(crate)`.
 
+pub mod adapter;
 pub mod cli;
 pub mod commands;
 pub mod embedded;

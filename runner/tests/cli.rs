@@ -557,3 +557,61 @@ fn dsn_passwords_never_reach_reports_or_stderr() {
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert!(!stderr(&out).contains("hunter2") && !stdout(&out).contains("hunter2"));
 }
+
+/// The reference Python adapter, run through `--adapter`.
+fn reference_adapter() -> String {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/adapters/python/adapter.py");
+    format!("python3 {}", script.display())
+}
+
+#[test]
+fn adapter_cases_pass_for_the_reference_adapter() {
+    let cmd = reference_adapter();
+    let (out, report) = run_with_report(&["--no-embedded", "--adapter", &cmd, "adapter::"]);
+    assert_eq!(code(&out), 0, "stderr: {}", stderr(&out));
+    let passed = cases_with_status(&report, "passed");
+    assert!(
+        passed.iter().any(|c| c["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("adapter::ordering_shard::")),
+        "no adapter ordering_shard case passed"
+    );
+    assert!(
+        passed.len() > 900,
+        "only {} adapter cases passed",
+        passed.len()
+    );
+}
+
+#[test]
+fn a_wrong_adapter_fails_exactly_its_family() {
+    let cmd = reference_adapter();
+    let out = bin()
+        .args(["--no-embedded", "--adapter", &cmd, "adapter::", "-q"])
+        .env("AWA_ADAPTER_BREAK", "concurrency_shard")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let failed: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("adapter::"))
+        .collect();
+    assert!(!failed.is_empty(), "no failure listed: {text}");
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.starts_with("adapter::concurrency_shard::")),
+        "unexpected failures: {failed:?}"
+    );
+}
+
+#[test]
+fn an_adapter_that_never_says_hello_is_a_harness_error() {
+    let out = run(&["--no-embedded", "--adapter", "exit 0", "adapter::"]);
+    assert_eq!(code(&out), 6, "stderr: {}", stderr(&out));
+    assert!(stderr(&out).contains("hello"), "stderr: {}", stderr(&out));
+}

@@ -160,10 +160,15 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
     // Names first: the full list (for expected-failure IDs) and whether any SQL case is selected.
     let offline_trials = offline::trials(&ctx, &set);
     let listed_db = db::trials(&ctx, None, "listing only", &set);
+    let adapter_names = match &args.adapter {
+        Some(_) => crate::adapter::trial_names(&set),
+        None => Vec::new(),
+    };
     let all_names: Vec<String> = offline_trials
         .iter()
         .chain(&listed_db)
         .map(|t| t.name().to_owned())
+        .chain(adapter_names.iter().cloned())
         .collect();
     // Names are the identity of a case (filters, expected failures, reports): no duplicates.
     let mut seen = std::collections::HashSet::new();
@@ -194,7 +199,32 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
     };
     // ===== end of DB suites =====
 
-    let trials: Vec<Trial> = offline_trials.into_iter().chain(db_trials).collect();
+    // ===== producer adapter =====
+    let adapter_trials = match &args.adapter {
+        None => Vec::new(),
+        // Listing names must not start a producer process.
+        Some(_) if lt.list => adapter_names
+            .into_iter()
+            .map(|name| ctx.ignored(crate::adapter::SUITE, name, "listing only".to_owned()))
+            .collect(),
+        Some(cmd) => {
+            let session = crate::adapter::exchange(cmd, args.dsn.as_deref(), &set)?;
+            for problem in &session.problems {
+                ctx.record_run_error(format!("adapter: {problem}"));
+            }
+            ctx.set_provenance(
+                "adapter",
+                format!("{} {}", session.hello.name, session.hello.version),
+            );
+            crate::adapter::trials(&ctx, &set, &Arc::new(session))
+        }
+    };
+
+    let trials: Vec<Trial> = offline_trials
+        .into_iter()
+        .chain(db_trials)
+        .chain(adapter_trials)
+        .collect();
     let selected = trials.iter().filter(|t| !lt.is_filtered_out(t)).count() as u64;
     let filtered_out = trials.len() as u64 - selected;
     let json_output = lt.format == Some(FormatSetting::Json);

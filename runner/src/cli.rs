@@ -150,7 +150,7 @@ pub enum VectorsCommand {
     /// Regenerate the vector files from the generator (writes into --dir).
     #[command(after_help = exit::HELP_TABLE)]
     Regenerate {
-        /// Write nothing; exit 3 if any file differs from the generator output (freeze guard).
+        /// Write nothing; exit 2 if any file differs from the generator output (freeze guard).
         #[arg(long)]
         check: bool,
         /// Vector directory (default: ./vectors/v1).

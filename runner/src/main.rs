@@ -13,9 +13,13 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
-            // --help / --version come back as "errors" with exit code 0; usage errors with 2.
+            // --help / --version come back as "errors" that exit 0; everything else is usage.
             let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(exit::USAGE));
+            return ExitCode::from(if e.exit_code() == 0 {
+                exit::SUCCESS
+            } else {
+                exit::USAGE
+            });
         }
     };
     ExitCode::from(dispatch(cli, &argv).unwrap_or_else(|e| {

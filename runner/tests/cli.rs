@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use awa_conformance_runner::exit::{USAGE, VECTORS_INVALID};
 use awa_conformance_vectors::{content_id, render_manifest, v1, Family, V1_FILES};
 use serde_json::Value;
 
@@ -28,8 +29,8 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().unwrap()
 }
 
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap()
+fn code(out: &Output) -> u8 {
+    u8::try_from(out.status.code().unwrap()).unwrap()
 }
 
 fn stdout(out: &Output) -> String {
@@ -137,8 +138,8 @@ fn help_lists_every_exit_code() {
         for line in [
             "0  all selected",
             "1  nonconformant",
-            "2  usage",
-            "3  vector set",
+            "2  vector set",
+            "3  usage",
             "4  cannot connect",
             "5  contract schema",
             "6  harness",
@@ -149,14 +150,14 @@ fn help_lists_every_exit_code() {
 }
 
 #[test]
-fn usage_errors_exit_2() {
-    assert_eq!(code(&run(&["--no-such-flag"])), 2);
-    assert_eq!(code(&run(&["--list", "--junit", "x.xml"])), 2);
+fn usage_errors_exit_usage() {
+    assert_eq!(code(&run(&["--no-such-flag"])), USAGE);
+    assert_eq!(code(&run(&["--list", "--junit", "x.xml"])), USAGE);
     let out = run(&["--no-embedded", "--format", "json", "--markdown", "-"]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), USAGE);
     assert!(stderr(&out).contains("--markdown -"), "{}", stderr(&out));
     let out = run(&["vectors", "list", "--family", "nope"]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), USAGE);
     assert!(stderr(&out).contains("unique_key"), "{}", stderr(&out));
 }
 
@@ -244,7 +245,7 @@ fn a_filter_matching_nothing_warns() {
 }
 
 #[test]
-fn tampered_vector_dir_exits_3_naming_file_and_vector() {
+fn tampered_vector_dir_exits_2_naming_file_and_vector() {
     let dir = copy_v1();
     let path = dir.path().join("unique_key.json");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -267,7 +268,7 @@ fn tampered_vector_dir_exits_3_naming_file_and_vector() {
         vec!["vectors", "verify", "--dir", dir_str],
     ] {
         let out = run(&args);
-        assert_eq!(code(&out), 3, "{args:?}: {}", stderr(&out));
+        assert_eq!(code(&out), VECTORS_INVALID, "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains("unique_key.json"), "{err}");
         assert!(err.contains(id), "{err}");
@@ -276,9 +277,9 @@ fn tampered_vector_dir_exits_3_naming_file_and_vector() {
 }
 
 #[test]
-fn missing_vector_dir_exits_3() {
+fn missing_vector_dir_exits_2() {
     let out = run(&["--no-embedded", "--vectors-dir", "/nonexistent/awa-vectors"]);
-    assert_eq!(code(&out), 3);
+    assert_eq!(code(&out), VECTORS_INVALID);
     assert!(
         stderr(&out).contains("/nonexistent/awa-vectors"),
         "{}",
@@ -315,7 +316,7 @@ fn regenerate_check_fails_on_a_modified_copy_and_regenerate_repairs_it() {
     .unwrap();
     let dir_str = dir.path().to_str().unwrap();
     let out = run(&["vectors", "regenerate", "--check", "--dir", dir_str]);
-    assert_eq!(code(&out), 3);
+    assert_eq!(code(&out), VECTORS_INVALID);
     assert!(stderr(&out).contains("move_shard.json"), "{}", stderr(&out));
 
     let out = run(&["vectors", "regenerate", "--dir", dir_str]);
@@ -413,7 +414,7 @@ fn a_corrupted_expectation_with_valid_integrity_fails_its_trial() {
 
     // verify treats the same set as invalid: the core does not reproduce the vector.
     let out = run(&["vectors", "verify", "--dir", dir_str]);
-    assert_eq!(code(&out), 3);
+    assert_eq!(code(&out), VECTORS_INVALID);
     assert!(stderr(&out).contains(&id), "{}", stderr(&out));
 }
 
@@ -424,14 +425,14 @@ fn write_xf(dir: &Path, body: &str) -> String {
 }
 
 #[test]
-fn expected_failures_file_errors_exit_2() {
+fn expected_failures_file_errors_exit_usage() {
     let dir = tempfile::tempdir().unwrap();
     let xf = write_xf(
         dir.path(),
         r#"{"version": 1, "expected_failures": [{"id": "unique_key::uk-000000000000", "reason": "x"}]}"#,
     );
     let out = run(&["--no-embedded", "--expected-failures", &xf]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), USAGE);
     assert!(
         stderr(&out).contains("unique_key::uk-000000000000"),
         "{}",
@@ -447,14 +448,14 @@ fn expected_failures_file_errors_exit_2() {
     );
     let xf = write_xf(dir.path(), &body);
     let out = run(&["--no-embedded", "--expected-failures", &xf]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), USAGE);
     assert!(stderr(&out).contains("entry 0"), "{}", stderr(&out));
     assert!(stderr(&out).contains("reason"), "{}", stderr(&out));
 
     let xf = write_xf(dir.path(), "not json");
     assert_eq!(
         code(&run(&["--no-embedded", "--expected-failures", &xf])),
-        2
+        USAGE
     );
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the awa_conformance extension into a local venv with maturin, then run the Python tests.
+# Build the abi3 wheel with maturin, install that wheel into a venv, then run the Python tests.
 #
 # Usage: bindings/run-tests.sh [pytest args...]
 # Env:   DATABASE_URL  PostgreSQL DSN for the database tests (they skip, with a reason, without it)
@@ -25,8 +25,12 @@ if ((${#need[@]})); then
     python -m pip install --quiet "${need[@]}"
 fi
 
-# Release build: the benchmark and the plugin subprocess tests use the same install.
-(cd "$here" && maturin develop --release --quiet)
+# Build the abi3 wheel users install, and install exactly that wheel (release build: the
+# benchmark and the plugin subprocess tests use the same install).
+wheels="$(mktemp -d)"
+trap 'rm -rf "$wheels"' EXIT
+(cd "$here" && maturin build --release --quiet --out "$wheels")
+python -m pip install --quiet --force-reinstall --no-deps "$wheels"/awa_conformance-*-abi3-*.whl
 
 cd "$here"
-exec python -m pytest "$@"
+python -m pytest "$@"

@@ -41,21 +41,33 @@ for tool in pg_isready psql runuser; do
 done
 
 # --- Rust components ----------------------------------------------------------------------------
+# Debian's own rustc is older than the workspace's rust-version (1.85), so Rust comes from rustup.
 if command -v rustup >/dev/null; then
     quiet rustup component add rustfmt clippy
     log "rust: $(rustc --version) with rustfmt and clippy"
+elif command -v cargo >/dev/null; then
+    log "rust: rustup absent; using $(cargo --version) as is (needs >= 1.85 with rustfmt and clippy)"
 else
-    command -v cargo >/dev/null || { log "no Rust toolchain (cargo) found; install rustup" >&2; exit 1; }
-    log "rust: rustup absent; using $(cargo --version) as is"
+    log "no Rust toolchain: install rustup (https://rustup.rs), then rerun this script" >&2
+    exit 1
 fi
 
 # --- Python test dependencies -------------------------------------------------------------------
+# A project venv (.venv at the repository root), so the pins never touch a system Python
+# (Debian's python3 refuses `pip install` outside a venv: PEP 668). test.sh and kit.sh put
+# .venv/bin first on PATH; the Python bindings are built into the same venv.
 PY="${PYTHON:-python3}"
-command -v "$PY" >/dev/null || { log "no $PY found" >&2; exit 1; }
-quiet "$PY" -m pip install --disable-pip-version-check --root-user-action=ignore -q \
-    -r "$ROOT/tests/requirements.txt"
-log "python: $("$PY" --version) with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
-# pyenv only sees console scripts of newly installed packages (the `awa` CLI) after a rehash.
-if command -v pyenv >/dev/null; then quiet pyenv rehash; fi
-command -v awa >/dev/null || { log "the awa CLI (awa-cli) is not on PATH after pip install" >&2; exit 1; }
+command -v "$PY" >/dev/null || { log "no $PY found; install python3 (>= 3.10)" >&2; exit 1; }
+VENV="$ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+    if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c 'import ensurepip' >/dev/null 2>&1; then
+        log "python: installing python3-venv (apt-get)"
+        quiet as_root apt-get update -q
+        quiet as_root apt-get install -y -q --no-install-recommends python3-venv
+    fi
+    quiet "$PY" -m venv "$VENV"
+fi
+quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/tests/requirements.txt"
+log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
+[ -x "$VENV/bin/awa" ] || { log "the awa CLI (awa-cli) is missing from .venv after pip install" >&2; exit 1; }
 log "done"

@@ -8,12 +8,14 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin"; do
+# The project venv (created by install-deps.sh) first: python3, pytest, maturin and awa.
+for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/.venv/bin"; do
     if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
 done
 export PATH
 if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
     bash scripts/install-deps.sh
 fi
+[[ ":$PATH:" == *":$ROOT/.venv/bin:"* ]] || PATH="$ROOT/.venv/bin:$PATH"
 cargo build --release --quiet -p awa-conformance
 exec target/release/awa-conformance "$@"

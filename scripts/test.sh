@@ -15,13 +15,18 @@ PY="${PYTHON:-python3}"
 # Keep the work tree clean: no __pycache__ next to the test files.
 export PYTHONDONTWRITEBYTECODE=1
 PG="$ROOT/scripts/pg-throwaway.sh"
-for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin"; do
+# The project venv (created by install-deps.sh) first: python3, pytest, maturin and awa.
+for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/.venv/bin"; do
     if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
 done
 export PATH
 if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
     bash "$ROOT/scripts/install-deps.sh"
 fi
+# install-deps.sh may have just created the venv.
+[[ ":$PATH:" == *":$ROOT/.venv/bin:"* ]] || PATH="$ROOT/.venv/bin:$PATH"
+# The bindings are built and installed into the same venv.
+export AWA_VENV="$ROOT/.venv"
 
 RESULTS=()
 FAILED=0

@@ -31,12 +31,13 @@ SECURITY DEFINER
 SET search_path = pg_catalog, @schema@, pg_temp
 AS $fn$
 DECLARE
-    -- Performance note: producers call this once per job, each call in its own transaction,
-    -- and PL/pgSQL sets up every expression and statement it runs once per transaction, which
-    -- costs more than evaluating it. So a valid call with opts '{}' runs only a handful of
-    -- expressions and ONE statement: a single guard catches every unusual input (failures,
-    -- opts, long keys) and sends it to the detailed checks; the width lookup, the shard
-    -- arithmetic, the NULL coalescing and the result row all live inside the INSERT.
+    -- Performance note: producers call this once per job, each call in its own transaction.
+    -- Most of a call is executor start-up of its SQL statements (plan nodes, CHECK
+    -- expressions re-read on every INSERT), and PL/pgSQL also sets up each expression once per
+    -- transaction. So a valid call with opts '{}' runs ONE statement and a handful of
+    -- expressions: a single guard sends every unusual input (failures, opts, long keys) to
+    -- the detailed checks; the width lookup, the shard arithmetic, the NULL coalescing and
+    -- the result row all live inside the INSERT (scripts/bench-db.py measures the cost).
     --
     -- A bit(8) variable: a parameter of another length (function arguments drop the typmod)
     -- fails here with 22026, as a ::bit(8) cast would, before anything else.
@@ -189,9 +190,9 @@ BEGIN
         END IF;
     END IF;
 
-    -- 4, 6. With expectations only: read the width and compute the shard here, so that a
+    -- 4-6 when opts are present: read the width and compute the shard here, so that a
     -- mismatch (ZA001) is raised before the insert, as in the check order; the INSERT then
-    -- stores this v_shard. Without opts the INSERT itself does steps 4 and 6.
+    -- stores this v_shard. Without opts the INSERT itself does step 4 and the shard of step 5.
     IF v_has_opts THEN
         -- 4. Width: the queue's enqueue_shards, a missing row meaning 1 (released rule).
         SELECT m.enqueue_shards INTO v_width
@@ -236,8 +237,8 @@ BEGIN
         END IF;
     END IF;
 
-    -- 7. The job row, in one statement. Without expectations the scalar subquery does steps
-    -- 4 and 6: it reads the queue's width and returns the u64 mod width (rotor:
+    -- 7. The job row, in one statement. Without opts the scalar subquery does step 4 and the
+    -- shard of step 5: it reads the queue's width and returns the u64 mod width (rotor:
     -- pg_backend_pid() mod width, a non-negative int); no row means width 1, so shard 0. A
     -- width outside 1..=64 (only possible if queue_meta_enqueue_shards_range was dropped)
     -- raises ZA004 there, before the row is checked. The initial state is scheduled when

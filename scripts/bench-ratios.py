@@ -39,7 +39,7 @@ def main() -> int:
         subprocess.run(
             ["cargo", "bench", "-p", "awa-conformance-core", "--bench", "core", "--",
              "--warm-up-time", "2", "--measurement-time", "5"],
-            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+            cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
     ok = True
     print(f"{'benchmark':<62} {'core':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")

@@ -28,21 +28,51 @@ pub fn concurrency_preimage(key: &[u8]) -> Vec<u8> {
 /// `sha256('\x6177613a636f6e63757272656e63795f6b65793a763100'::bytea || key)`.
 #[must_use]
 pub fn concurrency_digest(key: &[u8]) -> [u8; DIGEST_LEN] {
-    // Short keys (the common case) are framed in a stack buffer and hashed one-shot, which
-    // costs the same as hashing an unframed buffer of that length; long keys stream.
-    let mut buf = [0u8; 64];
     let total = CONCURRENCY_DOMAIN_TAG.len() + key.len();
-    if let Some(pre) = buf.get_mut(..total) {
-        let (tag, rest) = pre.split_at_mut(CONCURRENCY_DOMAIN_TAG.len());
+    // Keys up to 32 bytes (tag + key + 0x80 + 8-byte length fit in 64 bytes): the pre-image is
+    // a single SHA-256 block, padded here (FIPS 180-4 §5.1.1) and compressed once. Exactly
+    // SHA-256, minus the streaming API's buffering; `single_block_equals_sha256` proves it.
+    if total <= SINGLE_BLOCK_MAX {
+        let mut block = [0u8; 64];
+        let (tag, rest) = block.split_at_mut(CONCURRENCY_DOMAIN_TAG.len());
         tag.copy_from_slice(CONCURRENCY_DOMAIN_TAG);
-        rest.copy_from_slice(key);
-        return Sha256::digest(pre).into();
+        if let Some(dst) = rest.get_mut(..key.len()) {
+            dst.copy_from_slice(key);
+        }
+        if let Some(pad) = block.get_mut(total) {
+            *pad = 0x80;
+        }
+        if let Some(len) = block.get_mut(56..) {
+            len.copy_from_slice(&((total as u64) * 8).to_be_bytes());
+        }
+        let mut state = SHA256_H0;
+        sha2::compress256(&mut state, &[block.into()]);
+        let mut out = [0u8; DIGEST_LEN];
+        for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
+            chunk.copy_from_slice(&word.to_be_bytes());
+        }
+        return out;
     }
     let mut h = Sha256::new();
     h.update(CONCURRENCY_DOMAIN_TAG);
     h.update(key);
     h.finalize().into()
 }
+
+/// The longest pre-image that pads into one 64-byte SHA-256 block.
+const SINGLE_BLOCK_MAX: usize = 55;
+
+/// SHA-256 initial hash value (FIPS 180-4 §5.3.3).
+const SHA256_H0: [u32; 8] = [
+    0x6a09_e667,
+    0xbb67_ae85,
+    0x3c6e_f372,
+    0xa54f_f53a,
+    0x510e_527f,
+    0x9b05_688c,
+    0x1f83_d9ab,
+    0x5be0_cd19,
+];
 
 /// The enqueue shard a concurrency digest selects: the first 8 digest bytes read as a
 /// big-endian u64, mod `width`.
@@ -71,6 +101,17 @@ mod tests {
         let want: [u8; 32] = Sha256::digest(concurrency_preimage(key)).into();
         assert_eq!(concurrency_digest(key), want);
         assert_ne!(concurrency_digest(b""), concurrency_digest(b"\0"));
+    }
+
+    #[test]
+    fn single_block_equals_sha256() {
+        // Every length on both sides of the one-block boundary (key lengths 0..=100).
+        let data: Vec<u8> = (0..100u32).map(|i| (i * 37 + 11) as u8).collect();
+        for n in 0..=data.len() {
+            let key = &data[..n];
+            let want: [u8; 32] = Sha256::digest(concurrency_preimage(key)).into();
+            assert_eq!(concurrency_digest(key), want, "key length {n}");
+        }
     }
 
     #[test]

@@ -153,7 +153,8 @@ pub enum VectorsCommand {
         /// Write nothing; exit 2 if any file differs from the generator output (freeze guard).
         #[arg(long)]
         check: bool,
-        /// Vector directory (default: ./vectors/v1).
+        /// Vector directory (default: ./vectors/v1 when writing; with --check and no --dir, the
+        /// set embedded in this binary, which was built from the committed files).
         #[arg(long, value_name = "PATH")]
         dir: Option<PathBuf>,
     },

@@ -15,13 +15,14 @@
 
 mod db_support;
 
+use db_support::{main_with, Gate};
+
 use std::time::{Duration, Instant};
 
 use db_support::{dsn, spawn, sql, text, wait, Scratch};
 
-#[test]
 fn killed_connection_is_a_harness_error_not_a_hang() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "kill");
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
@@ -75,4 +76,12 @@ fn killed_connection_is_a_harness_error_not_a_hang() {
             .any(|c| c["status"] == "errored"),
         "no errored case recorded"
     );
+}
+
+fn main() {
+    main_with(vec![(
+        "killed_connection_is_a_harness_error_not_a_hang",
+        Gate::Dsn,
+        killed_connection_is_a_harness_error_not_a_hang,
+    )]);
 }

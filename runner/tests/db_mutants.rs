@@ -12,6 +12,8 @@
 
 mod db_support;
 
+use db_support::{main_with, Gate};
+
 use db_support::{cases_with, dsn, run_with_report, scalar, text, Scratch};
 
 const INSERT_JOB: &str = "insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb, \
@@ -69,9 +71,8 @@ fn assert_caught(s: &Scratch, filter: &str, must_fail: &[&str]) {
     );
 }
 
-#[test]
 fn mutant_digest_without_nul_in_tag() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_tag");
     patch(
         &s,
@@ -90,9 +91,8 @@ fn mutant_digest_without_nul_in_tag() {
     );
 }
 
-#[test]
 fn mutant_ordering_hash_is_fnv1a() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_fnv");
     // Textbook FNV-1a (xor, then multiply) instead of released multiply-then-add.
     s.sql(
@@ -112,9 +112,8 @@ fn mutant_ordering_hash_is_fnv1a() {
     assert_caught(&s, "sql::function::os-", &["sql::function::os-"]);
 }
 
-#[test]
 fn mutant_ignores_the_ordering_key_fallback() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_fallback");
     drop_job_checks(&s);
     patch(
@@ -134,9 +133,8 @@ fn mutant_ignores_the_ordering_key_fallback() {
     );
 }
 
-#[test]
 fn mutant_ignores_unknown_opts_keys() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_opts");
     patch(
         &s,
@@ -154,9 +152,8 @@ fn mutant_ignores_unknown_opts_keys() {
     );
 }
 
-#[test]
 fn mutant_concurrency_shard_reads_wrong_bytes() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_shard");
     patch(
         &s,
@@ -164,12 +161,16 @@ fn mutant_concurrency_shard_reads_wrong_bytes() {
         "encode(substr(v_digest, 1, 8), 'hex')",
         "encode(substr(v_digest, 25, 8), 'hex')",
     );
-    assert_caught(&s, "sql::function::cs-", &["sql::function::cs-"]);
+    // concurrency_digest vectors run at every width too, so they catch it as well.
+    assert_caught(
+        &s,
+        "sql::function::c",
+        &["sql::function::cs-", "sql::function::cd-"],
+    );
 }
 
-#[test]
 fn mutant_concurrency_key_takes_precedence() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_prec");
     patch(
         &s,
@@ -188,9 +189,8 @@ fn mutant_concurrency_key_takes_precedence() {
     );
 }
 
-#[test]
 fn mutant_claims_regardless_of_state_mask() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_mask");
     patch(
         &s,
@@ -209,9 +209,8 @@ fn mutant_claims_regardless_of_state_mask() {
     );
 }
 
-#[test]
 fn mutant_security_invoker_and_public_execute() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "m_priv");
     s.sql(&format!(
         "ALTER FUNCTION @S@.{INSERT_JOB} SECURITY INVOKER; \
@@ -226,7 +225,458 @@ fn mutant_security_invoker_and_public_execute() {
             "sql::catalog::insert_job_no_public_execute",
             "sql::catalog::insert_job_search_path",
             // As an invoker function the producer role cannot write the tables.
-            "sql::privilege::producer_role_only",
+            "sql::privilege::function::",
         ],
     );
+}
+
+/// Patch `insert_job`, dropping the job table's CHECKs first.
+fn patch_insert_job(s: &Scratch, edits: &[(&str, &str)]) {
+    drop_job_checks(s);
+    let def = scalar(
+        &s.dsn,
+        &format!(
+            "SELECT pg_get_functiondef('\"{}\".{INSERT_JOB}'::regprocedure)",
+            s.schema
+        ),
+    );
+    let mut out = def;
+    for (from, to) in edits {
+        assert!(
+            out.contains(from),
+            "mutant anchor {from:?} not found in insert_job: update the test"
+        );
+        out = out.replace(from, to);
+    }
+    s.sql(&out);
+}
+
+// ---- rotor ----
+
+fn mutant_rotor_returns_the_width() {
+    let s = Scratch::install(&dsn(), "m_rotor");
+    patch_insert_job(
+        &s,
+        &[(
+            "WHEN v_h IS NULL THEN pg_backend_pid() % m.enqueue_shards",
+            "WHEN v_h IS NULL THEN m.enqueue_shards",
+        )],
+    );
+    assert_caught(&s, "sql::rotor::", &["sql::rotor::unkeyed_width_"]);
+}
+
+// ---- race ----
+
+fn mutant_race_without_unique_index() {
+    let s = Scratch::install(&dsn(), "m_race");
+    s.sql("DROP INDEX @S@.idx_awa_jobs_unique");
+    assert_caught(
+        &s,
+        "sql::race::",
+        &["sql::race::concurrent_same_unique_key"],
+    );
+}
+
+// ---- uniqueness ----
+
+fn mutant_null_states_key_enforced() {
+    let s = Scratch::install(&dsn(), "m_nullst");
+    patch_insert_job(
+        &s,
+        &[
+            ("AND v_unique_states IS NOT NULL", "AND true"),
+            (
+                "get_bit(v_unique_states,",
+                "get_bit(COALESCE(v_unique_states, B'11111111'),",
+            ),
+        ],
+    );
+    assert_caught(
+        &s,
+        "sql::uniqueness::",
+        &["sql::uniqueness::null_states_stored_not_enforced"],
+    );
+}
+
+fn mutant_empty_key_not_enforced() {
+    let s = Scratch::install(&dsn(), "m_empty");
+    patch_insert_job(
+        &s,
+        &[(
+            "IF p_unique_key IS NOT NULL AND",
+            "IF p_unique_key IS NOT NULL AND p_unique_key <> ''::bytea AND",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::uniqueness::",
+        &["sql::uniqueness::empty_key_enforced"],
+    );
+}
+
+fn mutant_queue_is_part_of_the_claim() {
+    let s = Scratch::install(&dsn(), "m_qclaim");
+    patch_insert_job(
+        &s,
+        &[(
+            "VALUES (p_unique_key, v_result.job_id)",
+            "VALUES (p_unique_key || convert_to(v_result.queue, 'UTF8'), v_result.job_id)",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::uniqueness::",
+        &["sql::uniqueness::same_key_other_queue_collides"],
+    );
+}
+
+// ---- released validation (23514) ----
+
+fn mutant_priority_5_accepted() {
+    let s = Scratch::install(&dsn(), "m_prio");
+    patch_insert_job(
+        &s,
+        &[
+            (
+                "p_priority NOT BETWEEN 1 AND 4",
+                "p_priority NOT BETWEEN 1 AND 5",
+            ),
+            ("p_priority > 4 THEN", "p_priority > 5 THEN"),
+        ],
+    );
+    assert_caught(&s, "sql::rejection::", &["sql::rejection::priority_5"]);
+}
+
+fn mutant_kind_length_unchecked() {
+    let s = Scratch::install(&dsn(), "m_kind");
+    patch_insert_job(&s, &[("IF length(p_kind) > 200 THEN", "IF false THEN")]);
+    assert_caught(
+        &s,
+        "sql::rejection::",
+        &[
+            "sql::rejection::kind_too_long",
+            "sql::rejection::kind_too_long_counts_characters",
+            "sql::rejection::released_order_kind_before_queue",
+        ],
+    );
+}
+
+fn mutant_validation_order_swapped() {
+    let s = Scratch::install(&dsn(), "m_order");
+    let priority = "        IF p_priority < 1 OR p_priority > 4 THEN\n            \
+                    RAISE EXCEPTION 'priority must be between 1 and 4' USING ERRCODE = '23514';\n        \
+                    END IF;\n";
+    let attempts = "        IF p_max_attempts < 1 OR p_max_attempts > 1000 THEN\n            \
+                    RAISE EXCEPTION 'max_attempts must be between 1 and 1000' USING ERRCODE = '23514';\n        \
+                    END IF;\n";
+    patch_insert_job(
+        &s,
+        &[(
+            &format!("{priority}{attempts}"),
+            &format!("{attempts}{priority}"),
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::rejection::",
+        &["sql::rejection::released_order_priority_before_max_attempts"],
+    );
+}
+
+// ---- contract errors ZA003 / ZA004 / ZA005 ----
+
+fn mutant_key_length_unchecked() {
+    let s = Scratch::install(&dsn(), "m_za003");
+    patch_insert_job(
+        &s,
+        &[(
+            "IF octet_length(p_ordering_key) > 4096 THEN",
+            "IF false THEN",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::rejection::",
+        &["sql::rejection::ordering_key_too_long"],
+    );
+}
+
+fn mutant_width_helper_accepts_0_and_65() {
+    let s = Scratch::install(&dsn(), "m_za004");
+    patch(
+        &s,
+        "concurrency_shard(bytea, integer)",
+        "IF p_width < 1 OR p_width > 64 THEN",
+        "IF p_width < 0 OR p_width > 65 THEN",
+    );
+    assert_caught(&s, "sql::rejection::", &["sql::rejection::invalid_width"]);
+}
+
+fn mutant_float_shard_expectation_accepted() {
+    let s = Scratch::install(&dsn(), "m_za005");
+    patch_insert_job(
+        &s,
+        &[(
+            "jsonb_typeof(v_opt) = 'number' AND (v_opt #>> '{}') ~ '^-?[0-9]+$'",
+            "jsonb_typeof(v_opt) = 'number'",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::rejection::",
+        &["sql::rejection::invalid_opts_value_shard_float"],
+    );
+}
+
+// ---- catalog / job_routing ----
+
+fn mutant_job_routing_unhardened() {
+    let s = Scratch::install(&dsn(), "m_jrpub");
+    s.sql(
+        "GRANT EXECUTE ON FUNCTION @S@.job_routing(bigint) TO PUBLIC; \
+         ALTER FUNCTION @S@.job_routing(bigint) SECURITY INVOKER; \
+         ALTER FUNCTION @S@.job_routing(bigint) RESET search_path",
+    );
+    assert_caught(
+        &s,
+        "sql::catalog::",
+        &[
+            "sql::catalog::job_routing_no_public_execute",
+            "sql::catalog::job_routing_security_definer",
+            "sql::catalog::job_routing_search_path",
+        ],
+    );
+}
+
+fn mutant_job_routing_reads_wrong_shard() {
+    let s = Scratch::install(&dsn(), "m_jrshard");
+    patch(
+        &s,
+        "job_routing(bigint)",
+        "j.enqueue_shard, j.route_source",
+        "((j.enqueue_shard + 1) % 64)::smallint, j.route_source",
+    );
+    assert_caught(
+        &s,
+        "sql::function::",
+        &[
+            "sql::function::cd-",
+            "sql::function::cs-",
+            "sql::function::os-",
+            "sql::function::rp-",
+        ],
+    );
+}
+
+// ---- function: unique_key and result vs stored ----
+
+fn mutant_unique_key_stored_altered() {
+    let s = Scratch::install(&dsn(), "m_ukstore");
+    patch_insert_job(
+        &s,
+        &[(
+            "COALESCE(p_tags, '{}'::text[]), p_unique_key,",
+            "COALESCE(p_tags, '{}'::text[]), substring(p_unique_key from 2),",
+        )],
+    );
+    assert_caught(&s, "sql::function::uk-", &["sql::function::uk-"]);
+}
+
+fn mutant_result_shard_differs_from_stored() {
+    let s = Scratch::install(&dsn(), "m_result");
+    patch_insert_job(
+        &s,
+        &[(
+            "RETURNING id, queue, state, priority, enqueue_shard, route_source",
+            "RETURNING id, queue, state, priority, ((enqueue_shard + 1) % 64)::smallint, \
+             route_source",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::function::",
+        &[
+            "sql::function::cd-",
+            "sql::function::cs-",
+            "sql::function::os-",
+            "sql::function::rp-",
+        ],
+    );
+}
+
+// ---- least privilege ----
+
+/// Run the privilege suite and expect `no_excess_privileges` to fail naming `needle`.
+fn assert_excess(s: &Scratch, needle: &str) {
+    let (out, report) = run_with_report(s, &["sql::privilege::no_excess_privileges"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let case = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sql::privilege::no_excess_privileges")
+        .unwrap()
+        .clone();
+    assert_eq!(case["status"], "failed", "{case}");
+    assert!(case["actual"].to_string().contains(needle), "{case}");
+}
+
+fn mutant_producer_can_insert_into_queue_meta() {
+    let s = Scratch::install(&dsn(), "m_privtab");
+    s.sql("GRANT INSERT ON @S@.queue_meta TO awa_producer; GRANT USAGE ON SEQUENCE @S@.contract_jobs_id_seq TO awa_producer");
+    assert_excess(&s, "INSERT on table queue_meta");
+    assert_excess(&s, "USAGE on sequence contract_jobs_id_seq");
+    s.sql("REVOKE ALL ON @S@.queue_meta FROM awa_producer; REVOKE ALL ON SEQUENCE @S@.contract_jobs_id_seq FROM awa_producer");
+}
+
+fn mutant_producer_can_create_in_schema() {
+    let s = Scratch::install(&dsn(), "m_privcreate");
+    s.sql("GRANT CREATE ON SCHEMA @S@ TO awa_producer");
+    assert_excess(&s, "CREATE on schema");
+    s.sql("REVOKE CREATE ON SCHEMA @S@ FROM awa_producer");
+}
+
+fn mutant_extra_security_definer_function() {
+    let s = Scratch::install(&dsn(), "m_privfn");
+    // A definer function left executable by PUBLIC (the default for a new function).
+    s.sql(
+        "CREATE FUNCTION @S@.purge_jobs() RETURNS bigint LANGUAGE sql SECURITY DEFINER \
+         AS 'SELECT count(*) FROM @S@.contract_jobs'",
+    );
+    assert_excess(&s, "purge_jobs()");
+}
+
+fn main() {
+    main_with(vec![
+        (
+            "mutant_digest_without_nul_in_tag",
+            Gate::Dsn,
+            mutant_digest_without_nul_in_tag,
+        ),
+        (
+            "mutant_ordering_hash_is_fnv1a",
+            Gate::Dsn,
+            mutant_ordering_hash_is_fnv1a,
+        ),
+        (
+            "mutant_ignores_the_ordering_key_fallback",
+            Gate::Dsn,
+            mutant_ignores_the_ordering_key_fallback,
+        ),
+        (
+            "mutant_ignores_unknown_opts_keys",
+            Gate::Dsn,
+            mutant_ignores_unknown_opts_keys,
+        ),
+        (
+            "mutant_concurrency_shard_reads_wrong_bytes",
+            Gate::Dsn,
+            mutant_concurrency_shard_reads_wrong_bytes,
+        ),
+        (
+            "mutant_concurrency_key_takes_precedence",
+            Gate::Dsn,
+            mutant_concurrency_key_takes_precedence,
+        ),
+        (
+            "mutant_claims_regardless_of_state_mask",
+            Gate::Dsn,
+            mutant_claims_regardless_of_state_mask,
+        ),
+        (
+            "mutant_security_invoker_and_public_execute",
+            Gate::Dsn,
+            mutant_security_invoker_and_public_execute,
+        ),
+        (
+            "mutant_rotor_returns_the_width",
+            Gate::Dsn,
+            mutant_rotor_returns_the_width,
+        ),
+        (
+            "mutant_race_without_unique_index",
+            Gate::Dsn,
+            mutant_race_without_unique_index,
+        ),
+        (
+            "mutant_null_states_key_enforced",
+            Gate::Dsn,
+            mutant_null_states_key_enforced,
+        ),
+        (
+            "mutant_empty_key_not_enforced",
+            Gate::Dsn,
+            mutant_empty_key_not_enforced,
+        ),
+        (
+            "mutant_queue_is_part_of_the_claim",
+            Gate::Dsn,
+            mutant_queue_is_part_of_the_claim,
+        ),
+        (
+            "mutant_priority_5_accepted",
+            Gate::Dsn,
+            mutant_priority_5_accepted,
+        ),
+        (
+            "mutant_kind_length_unchecked",
+            Gate::Dsn,
+            mutant_kind_length_unchecked,
+        ),
+        (
+            "mutant_validation_order_swapped",
+            Gate::Dsn,
+            mutant_validation_order_swapped,
+        ),
+        (
+            "mutant_key_length_unchecked",
+            Gate::Dsn,
+            mutant_key_length_unchecked,
+        ),
+        (
+            "mutant_width_helper_accepts_0_and_65",
+            Gate::Dsn,
+            mutant_width_helper_accepts_0_and_65,
+        ),
+        (
+            "mutant_float_shard_expectation_accepted",
+            Gate::Dsn,
+            mutant_float_shard_expectation_accepted,
+        ),
+        (
+            "mutant_job_routing_unhardened",
+            Gate::Dsn,
+            mutant_job_routing_unhardened,
+        ),
+        (
+            "mutant_job_routing_reads_wrong_shard",
+            Gate::Dsn,
+            mutant_job_routing_reads_wrong_shard,
+        ),
+        (
+            "mutant_unique_key_stored_altered",
+            Gate::Dsn,
+            mutant_unique_key_stored_altered,
+        ),
+        (
+            "mutant_result_shard_differs_from_stored",
+            Gate::Dsn,
+            mutant_result_shard_differs_from_stored,
+        ),
+        (
+            "mutant_producer_can_insert_into_queue_meta",
+            Gate::Dsn,
+            mutant_producer_can_insert_into_queue_meta,
+        ),
+        (
+            "mutant_producer_can_create_in_schema",
+            Gate::Dsn,
+            mutant_producer_can_create_in_schema,
+        ),
+        (
+            "mutant_extra_security_definer_function",
+            Gate::Dsn,
+            mutant_extra_security_definer_function,
+        ),
+    ]);
 }

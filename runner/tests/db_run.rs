@@ -11,6 +11,8 @@
 
 mod db_support;
 
+use db_support::{main_with, Gate};
+
 use db_support::{cases_with, dsn, run, run_with_report, scalar, text, Scratch};
 
 /// Row counts of every table of the schema, plus the run-scoped roles left in the cluster.
@@ -45,9 +47,8 @@ fn snapshot(s: &Scratch) -> Vec<(String, String)> {
     out
 }
 
-#[test]
 fn full_run_is_green_and_leaves_the_database_as_found() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "green");
     // Pre-existing data the run must neither see as its own nor remove.
     s.sql(
@@ -103,7 +104,6 @@ fn full_run_is_green_and_leaves_the_database_as_found() {
     );
 }
 
-#[test]
 fn password_never_printed_when_connection_fails() {
     // No database needed: the server is unreachable on purpose.
     let secret = "Sekr1t-pw-do-not-print";
@@ -156,9 +156,8 @@ fn password_never_printed_when_connection_fails() {
     }
 }
 
-#[test]
 fn password_never_printed_in_a_successful_run() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "pw");
     // Put a password into the DSN (trust/peer auth ignores it; md5/scram needs the real
     // one, so only add it when the DSN has none).
@@ -211,7 +210,6 @@ fn password_never_printed_in_a_successful_run() {
     assert!(!all.contains(secret), "password printed somewhere: {all}");
 }
 
-#[test]
 fn unreachable_dsn_exits_4_with_one_line() {
     let out = run(&["--dsn", "postgres://nobody@127.0.0.1:1/none"], &[], 60);
     assert_eq!(out.status.code(), Some(4));
@@ -223,9 +221,8 @@ fn unreachable_dsn_exits_4_with_one_line() {
     );
 }
 
-#[test]
 fn missing_schema_exits_5() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let out = run(
         &[
             "--dsn",
@@ -250,9 +247,8 @@ fn missing_schema_exits_5() {
     );
 }
 
-#[test]
 fn missing_insert_job_exits_5() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::empty(&dsn, "noij");
     let out = s.run(&["sql::"]);
     let stderr = text(&out.stderr);
@@ -260,9 +256,8 @@ fn missing_insert_job_exits_5() {
     assert!(stderr.contains("insert_job does not exist"), "{stderr}");
 }
 
-#[test]
 fn wrong_signature_exits_5() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     // A decoy: right name, opts not last (an older shape without the concurrency key).
     let s = Scratch::empty(&dsn, "decoy");
     s.sql(
@@ -285,9 +280,8 @@ fn wrong_signature_exits_5() {
     );
 }
 
-#[test]
 fn overloaded_insert_job_exits_5() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "overload");
     s.sql("CREATE FUNCTION @S@.insert_job(p_kind text, p_opts jsonb) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'");
     let out = s.run(&["sql::"]);
@@ -296,9 +290,8 @@ fn overloaded_insert_job_exits_5() {
     assert!(stderr.contains("overloads"), "{stderr}");
 }
 
-#[test]
 fn wrong_contract_version_exits_5() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "ver");
     s.sql("CREATE OR REPLACE FUNCTION @S@.contract_version() RETURNS integer LANGUAGE sql AS 'SELECT 2'");
     let out = s.run(&["sql::"]);
@@ -307,9 +300,8 @@ fn wrong_contract_version_exits_5() {
     assert!(stderr.contains("contract_version() is 2"), "{stderr}");
 }
 
-#[test]
 fn missing_capability_makes_cases_not_applicable() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "caps");
     s.sql(
         "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
@@ -331,9 +323,8 @@ fn missing_capability_makes_cases_not_applicable() {
         .any(|n| n.starts_with("sql::function::cd-")));
 }
 
-#[test]
 fn least_privilege_is_not_applicable_without_createrole() {
-    let Some(dsn) = dsn() else { return };
+    let dsn = dsn();
     let s = Scratch::install(&dsn, "nocr");
     // A runner role that can do everything the suites need except create roles.
     let role = format!("{}_runner", s.schema);
@@ -380,11 +371,218 @@ fn least_privilege_is_not_applicable_without_createrole() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let case = &r["cases"][0];
-    assert_eq!(case["name"], "sql::privilege::producer_role_only");
-    assert_eq!(case["status"], "not_applicable", "{case}");
-    assert!(
-        case["message"].as_str().unwrap().contains("CREATEROLE"),
-        "{case}"
+    let cases = r["cases"].as_array().unwrap();
+    let login_cases: Vec<&serde_json::Value> = cases
+        .iter()
+        .filter(|c| {
+            c["name"] == "sql::privilege::producer_role_only"
+                || c["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("sql::privilege::function::")
+        })
+        .collect();
+    assert!(login_cases.len() > 100, "{}", login_cases.len());
+    for case in login_cases {
+        assert_eq!(case["status"], "not_applicable", "{case}");
+        assert!(
+            case["message"].as_str().unwrap().contains("CREATEROLE"),
+            "{case}"
+        );
+    }
+}
+
+/// A session holding the liveness lock of run id `id` (as a live runner does) until dropped.
+struct LiveRun {
+    _rt: tokio::runtime::Runtime,
+    _client: tokio_postgres::Client,
+}
+
+fn hold_liveness(dsn: &str, id: &str) -> LiveRun {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let low = u32::from_str_radix(&id[id.len() - 8..], 16).unwrap();
+    let key2 = i32::from_ne_bytes(low.to_ne_bytes());
+    let client = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .execute(
+                "SELECT pg_advisory_lock($1, $2)",
+                &[&0x6177_6163_i32, &key2],
+            )
+            .await
+            .unwrap();
+        client
+    });
+    LiveRun {
+        _rt: rt,
+        _client: client,
+    }
+}
+
+fn startup_sweeps_leftovers_of_killed_runs_only() {
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "leftovers");
+    let dead = "0123456789ab";
+    let live = "00000000beef";
+    let dead_role = format!("awa_conformance_{dead}_login");
+    let live_role = format!("awa_conformance_{live}_login");
+    // A killed run's committed widths, job, claim and login role; a live run's rows and role
+    // (it holds its liveness lock); rows that merely share the public prefix.
+    s.sql(&format!(
+        "INSERT INTO @S@.queue_meta (queue, enqueue_shards) VALUES \
+           ('awa_conformance_{dead}_priv_w8', 8), ('awa_conformance_{live}_priv_w8', 8), \
+           ('awa_conformance_not_a_run', 8); \
+         SELECT @S@.insert_job('k', 'awa_conformance_{dead}_race', \
+           p_unique_key => '\\xdead01'::bytea, p_unique_states => B'11111111'); \
+         SELECT @S@.insert_job('k', 'awa_conformance_{live}_race', \
+           p_unique_key => '\\xbeef01'::bytea, p_unique_states => B'11111111'); \
+         DROP ROLE IF EXISTS \"{dead_role}\"; DROP ROLE IF EXISTS \"{live_role}\"; \
+         CREATE ROLE \"{dead_role}\" LOGIN; CREATE ROLE \"{live_role}\" LOGIN;"
+    ));
+    let guard = hold_liveness(&dsn, live);
+    let out = s.run(&["-q", "sql::catalog::contract_version"]);
+    drop(guard);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let count = |q: &str| scalar(&dsn, &q.replace("@S@", &format!("\"{}\"", s.schema)));
+    let left = |id: &str| {
+        (
+            count(&format!(
+                "SELECT count(*) FROM @S@.queue_meta WHERE queue LIKE 'awa\\_conformance\\_{id}%'"
+            )),
+            count(&format!(
+                "SELECT count(*) FROM @S@.contract_jobs WHERE queue LIKE 'awa\\_conformance\\_{id}%'"
+            )),
+            count(&format!(
+                "SELECT count(*) FROM pg_roles WHERE rolname = 'awa_conformance_{id}_login'"
+            )),
+        )
+    };
+    let dead_left = left(dead);
+    let live_left = left(live);
+    let claims = count(
+        "SELECT count(*) FROM @S@.job_unique_claims WHERE unique_key IN ('\\xdead01', '\\xbeef01')",
     );
+    let decoy =
+        count("SELECT count(*) FROM @S@.queue_meta WHERE queue = 'awa_conformance_not_a_run'");
+    s.sql(&format!(
+        "DROP ROLE IF EXISTS \"{dead_role}\"; DROP ROLE IF EXISTS \"{live_role}\""
+    ));
+    assert_eq!(
+        dead_left,
+        ("0".into(), "0".into(), "0".into()),
+        "killed run not swept"
+    );
+    assert_eq!(
+        live_left,
+        ("1".into(), "1".into(), "1".into()),
+        "live run swept"
+    );
+    assert_eq!(claims, "1", "only the killed run's claim goes");
+    assert_eq!(decoy, "1", "a queue outside the run-id pattern was touched");
+}
+
+fn pretty_output_starts_with_a_provenance_line() {
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "prov");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let out = s.run(&[
+        "--report-json",
+        path.to_str().unwrap(),
+        "sql::catalog::contract_version",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let p = &r["provenance"];
+    let root = p["vectors_root_sha256"].as_str().unwrap();
+    let want = format!(
+        "awa-conformance {} · vectors root {}…{} · server {} · contract v1 · database dsn (--dsn)",
+        p["kit_version"].as_str().unwrap(),
+        &root[..4],
+        &root[root.len() - 4..],
+        p["server_version"].as_str().unwrap(),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().next(), Some(want.as_str()), "{stderr}");
+    assert!(!text(&out.stdout).contains("vectors root"));
+    // JSON output: stdout carries only JSON events, and no provenance line anywhere.
+    let out = s.run(&["--format", "json", "sql::catalog::contract_version"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for line in text(&out.stdout).lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+    assert!(!text(&out.stderr).contains("vectors root"));
+}
+
+fn main() {
+    main_with(vec![
+        (
+            "full_run_is_green_and_leaves_the_database_as_found",
+            Gate::Dsn,
+            full_run_is_green_and_leaves_the_database_as_found,
+        ),
+        (
+            "password_never_printed_when_connection_fails",
+            Gate::None,
+            password_never_printed_when_connection_fails,
+        ),
+        (
+            "password_never_printed_in_a_successful_run",
+            Gate::Dsn,
+            password_never_printed_in_a_successful_run,
+        ),
+        (
+            "unreachable_dsn_exits_4_with_one_line",
+            Gate::None,
+            unreachable_dsn_exits_4_with_one_line,
+        ),
+        ("missing_schema_exits_5", Gate::Dsn, missing_schema_exits_5),
+        (
+            "missing_insert_job_exits_5",
+            Gate::Dsn,
+            missing_insert_job_exits_5,
+        ),
+        (
+            "wrong_signature_exits_5",
+            Gate::Dsn,
+            wrong_signature_exits_5,
+        ),
+        (
+            "overloaded_insert_job_exits_5",
+            Gate::Dsn,
+            overloaded_insert_job_exits_5,
+        ),
+        (
+            "wrong_contract_version_exits_5",
+            Gate::Dsn,
+            wrong_contract_version_exits_5,
+        ),
+        (
+            "missing_capability_makes_cases_not_applicable",
+            Gate::Dsn,
+            missing_capability_makes_cases_not_applicable,
+        ),
+        (
+            "least_privilege_is_not_applicable_without_createrole",
+            Gate::Dsn,
+            least_privilege_is_not_applicable_without_createrole,
+        ),
+        (
+            "startup_sweeps_leftovers_of_killed_runs_only",
+            Gate::Dsn,
+            startup_sweeps_leftovers_of_killed_runs_only,
+        ),
+        (
+            "pretty_output_starts_with_a_provenance_line",
+            Gate::Dsn,
+            pretty_output_starts_with_a_provenance_line,
+        ),
+    ]);
 }

@@ -252,6 +252,17 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
         }
     }
 
+    if !lt.list && lt.format.unwrap_or(FormatSetting::Pretty) == FormatSetting::Pretty && !lt.quiet
+    {
+        use std::io::Write;
+        // stderr: stdout stays libtest's own output.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            provenance_line(&ctx, &set.manifest.root_sha256)
+        );
+    }
+
     if lt.list {
         // libtest-mimic's own listing panics on a closed pipe (`| head`); print it ourselves,
         // in its format, so `--exact <printed name>` runs exactly that trial.
@@ -320,6 +331,32 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
         markdown: args.markdown.as_deref(),
     })?;
     Ok(exit_code)
+}
+
+/// The one-line provenance summary printed before the trials in pretty output, e.g.
+/// `awa-conformance 0.1.0 · vectors root efef…0cb4 · server 15.18 · contract v1 · database dsn (env)`.
+fn provenance_line(ctx: &RunContext, root_sha256: &str) -> String {
+    let p = ctx.provenance();
+    let get = |k: &str| p.get(k).map_or(NOT_AVAILABLE, String::as_str).to_owned();
+    let short = match (
+        root_sha256.get(..4),
+        root_sha256.get(root_sha256.len().saturating_sub(4)..),
+    ) {
+        (Some(head), Some(tail)) if root_sha256.len() > 8 => format!("{head}…{tail}"),
+        _ => root_sha256.to_owned(),
+    };
+    let contract = get(PROVENANCE_CONTRACT_VERSION);
+    let contract = if contract.parse::<u32>().is_ok() {
+        format!("v{contract}")
+    } else {
+        contract
+    };
+    format!(
+        "awa-conformance {} · vectors root {short} · server {} · contract {contract} · database {}",
+        env!("CARGO_PKG_VERSION"),
+        get(PROVENANCE_SERVER_VERSION),
+        get(PROVENANCE_DATABASE),
+    )
 }
 
 /// `--list`: `[kind] name: test` per selected trial (only flagged-ignored ones with `--ignored`).

@@ -1,8 +1,9 @@
 //! Shared helpers of the DB integration tests: DSN gating, scratch schemas, running the binary.
 //!
 //! The tests take a superuser DSN from `DATABASE_URL` (CI points it at a throwaway cluster).
-//! Without it they print a note and skip, unless `AWA_REQUIRE_DB=1` (set in CI), which turns
-//! a missing DSN into a failure so a green CI run always means the DB tests ran.
+//! Each DB test binary is a libtest-mimic `main` ([`main_with`]): without a DSN its tests are
+//! reported as *ignored*, unless `AWA_REQUIRE_DB=1` (set in CI), which turns a missing DSN
+//! into a failure so a green CI run always means the DB tests ran.
 
 // Each test binary uses a subset; panics are the failure reports of test helpers.
 #![allow(
@@ -23,21 +24,68 @@ use std::time::{Duration, Instant};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_awa-conformance");
 
-/// The DSN, or `None` (skip) when unset and not required.
-pub fn dsn() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(d) if !d.trim().is_empty() => Some(d),
-        _ => {
-            if std::env::var("AWA_REQUIRE_DB").as_deref() == Ok("1") {
-                panic!(
-                    "AWA_REQUIRE_DB=1 but DATABASE_URL is not set: export a superuser DSN of a \
-                     scratch cluster so the DB tests run"
-                );
-            }
-            eprintln!("note: DATABASE_URL not set; skipping this DB test (set AWA_REQUIRE_DB=1 to fail instead)");
-            None
-        }
-    }
+/// `DATABASE_URL`, when set and not blank.
+fn dsn_env() -> Option<String> {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|d| !d.trim().is_empty())
+}
+
+/// Whether `AWA_REQUIRE_DB=1` turns a missing database into a failure.
+fn db_required() -> bool {
+    std::env::var("AWA_REQUIRE_DB").as_deref() == Ok("1")
+}
+
+/// The DSN of a DB test (its trial is ignored when there is none, so this always has one).
+pub fn dsn() -> String {
+    dsn_env().unwrap_or_else(|| {
+        panic!(
+            "DATABASE_URL is not set: export a superuser DSN of a scratch cluster so the DB \
+             tests run"
+        )
+    })
+}
+
+/// How a test of a harness-less DB test binary is gated.
+pub enum Gate {
+    /// Needs `DATABASE_URL`: ignored without it (a failure with `AWA_REQUIRE_DB=1`).
+    Dsn,
+    /// Needs nothing from the environment.
+    None,
+    /// Needs a condition (e.g. PostgreSQL binaries) described by the string: ignored when
+    /// the condition is false (a failure with `AWA_REQUIRE_DB=1`).
+    When(bool, &'static str),
+}
+
+/// The `main` of a harness-less DB test binary (house rule 7): one libtest-mimic trial per
+/// test, shown as *ignored* (never passed) when its database is missing; `AWA_REQUIRE_DB=1`
+/// turns that into a failure so a green CI run always means the DB tests ran.
+pub fn main_with(tests: Vec<(&'static str, Gate, fn())>) -> ! {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = tests
+        .into_iter()
+        .map(|(name, gate, f)| {
+            let missing = match gate {
+                Gate::Dsn if dsn_env().is_none() => Some("DATABASE_URL is not set"),
+                Gate::When(false, what) => Some(what),
+                _ => None,
+            };
+            let required = db_required();
+            let trial = libtest_mimic::Trial::test(name, move || match missing {
+                Some(what) if required => Err(format!(
+                    "AWA_REQUIRE_DB=1 but {what}: export DATABASE_URL (a superuser DSN of a \
+                     scratch cluster) / install PostgreSQL so the DB tests run"
+                )
+                .into()),
+                _ => {
+                    f();
+                    Ok(())
+                }
+            });
+            trial.with_ignored_flag(missing.is_some() && !required)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit()
 }
 
 /// A random lowercase suffix for scratch names.

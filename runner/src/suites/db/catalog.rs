@@ -94,11 +94,7 @@ fn fix(schema: &str) -> String {
 }
 
 /// Columns of a function's composite return type: (names, types).
-const RETURN_COLUMNS_SQL: &str =
-    "SELECT coalesce(array_agg(a.attname::text ORDER BY a.attnum), '{}'), \
-        coalesce(array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum), '{}') \
-     FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid \
-     WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped";
+const RETURN_COLUMNS_SQL: &str = include_str!("../../../sql/return_columns.sql");
 
 /// One `pg_proc` row of a named function in the schema.
 struct Proc {
@@ -112,16 +108,7 @@ struct Proc {
 
 async fn procs(client: &Client, ns: u32, name: &str) -> Result<Vec<Proc>, tokio_postgres::Error> {
     let rows = client
-        .query(
-            "SELECT p.oid, coalesce(p.proargnames, '{}'::text[]), \
-                    ARRAY(SELECT format_type(u.t, NULL) \
-                          FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, n) \
-                          ORDER BY u.n), \
-                    p.proargmodes IS NULL, p.prorettype, p.proretset \
-             FROM pg_proc p WHERE p.pronamespace = $1 AND p.proname = $2 \
-             ORDER BY p.oid",
-            &[&ns, &name],
-        )
+        .query(include_str!("../../../sql/procs.sql"), &[&ns, &name])
         .await?;
     rows.iter()
         .map(|r| {
@@ -289,6 +276,8 @@ pub(super) async fn preflight(
         capabilities,
         contract_version: version,
         server_version,
+        producer: std::sync::Mutex::new(None),
+        liveness: None,
     })
 }
 
@@ -312,12 +301,7 @@ async fn hardening(
 ) -> Result<(bool, Vec<String>, bool), CaseFailure> {
     let row = client
         .query_one(
-            "SELECT p.prosecdef, coalesce(p.proconfig, '{}'::text[]), \
-                    p.proacl IS NULL OR EXISTS ( \
-                        SELECT 1 FROM aclexplode(p.proacl) a \
-                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE') \
-             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-             WHERE n.nspname = $1 AND p.proname = $2",
+            include_str!("../../../sql/hardening.sql"),
             &[&db.schema, &name],
         )
         .await
@@ -498,13 +482,8 @@ pub(super) fn cases() -> Vec<Case> {
         catalog(&db, async |c| {
             let row = c
                 .query_opt(
-                    &format!(
-                        "SELECT has_function_privilege(r.oid, '{s}.insert_job(text, text, jsonb, \
-                         smallint, smallint, timestamptz, jsonb, text[], bytea, bit, bytea, \
-                         bytea, jsonb)'::regprocedure, 'EXECUTE') \
-                         FROM pg_roles r WHERE r.rolname = $1",
-                        s = db.s()
-                    ),
+                    &include_str!("../../../sql/producer_can_execute_insert_job.sql")
+                        .replace("@S@", &db.s()),
                     &[&db.producer_role],
                 )
                 .await
@@ -530,14 +509,7 @@ pub(super) fn cases() -> Vec<Case> {
             // Only p_kind given: D7 defaults (queue 'default', priority 2, available, rotor).
             let row = c
                 .query_one(
-                    &format!(
-                        "SELECT r.queue, r.state, r.priority, r.route_source, \
-                                r.concurrency_digest IS NULL, r.enqueue_shard, \
-                                coalesce((SELECT enqueue_shards FROM {s}.queue_meta \
-                                          WHERE queue = 'default'), 1)::smallint \
-                         FROM {s}.insert_job('awa_conformance') r",
-                        s = db.s()
-                    ),
+                    &include_str!("../../../sql/insert_job_defaults.sql").replace("@S@", &db.s()),
                     &[],
                 )
                 .await

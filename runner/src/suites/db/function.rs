@@ -3,12 +3,21 @@
 //! Every routing_precedence, concurrency_digest, concurrency_shard and ordering_shard vector
 //! is inserted at every width it covers (one run-scoped queue per width, its
 //! `queue_meta.enqueue_shards` set inside the case's transaction): at odd widths without
-//! `opts`, at even widths with every expectation stated in `opts` (single-width vectors: both). The returned routing and the stored routing
-//! (`job_routing`) must both equal the vector. unique_key vectors are inserted with
-//! `p_unique_key` = the expected key and must come back (returned and stored) byte-exact.
+//! `opts`, at even widths with every expectation stated in `opts` (single-width vectors:
+//! both). concurrency_digest vectors cover every width 1..=64 too: the digest must be the
+//! same at each width and the shard must be the core's concurrency shard. The returned
+//! routing and the stored routing (`job_routing`) must both equal the vector. unique_key
+//! vectors are inserted with `p_unique_key` = the expected key and must come back (returned
+//! and stored) byte-exact.
+//!
+//! The same checks also run as the least-privilege login role (`sql::privilege::function::*`,
+//! see `privilege.rs`) on queues whose widths were committed beforehand.
 
-use awa_conformance_core::{concurrency_digest, MAX_WIDTH};
+use awa_conformance_core::{concurrency_digest, concurrency_shard, Width, MAX_WIDTH};
+use std::sync::Arc;
+
 use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
+
 use serde_json::json;
 
 use super::support::{
@@ -21,7 +30,7 @@ pub(super) fn capability(family: Family) -> &'static str {
     family.as_str()
 }
 
-struct RouteCase {
+pub(super) struct RouteCase {
     ordering_key: Option<Vec<u8>>,
     concurrency_key: Option<Vec<u8>>,
     expects: Vec<Expect>,
@@ -46,16 +55,23 @@ fn route_case(v: &Vector) -> Option<RouteCase> {
                 concurrency_digest: c.concurrency_digest,
             }],
         },
-        VCase::ConcurrencyDigest(c) => RouteCase {
-            ordering_key: None,
-            concurrency_key: Some(c.key.clone()),
-            expects: vec![Expect {
-                width: 1,
-                route_source: "concurrency_key",
-                enqueue_shard: Some(0),
-                concurrency_digest: Some(c.digest),
-            }],
-        },
+        VCase::ConcurrencyDigest(c) => {
+            // The vector pins only the digest; the shard at each width is the core's (D2).
+            let shards: Vec<u8> = (1..=MAX_WIDTH)
+                .filter_map(|w| Width::new(i64::from(w)).ok())
+                .map(|w| concurrency_shard(&c.digest, w))
+                .collect();
+            RouteCase {
+                ordering_key: None,
+                concurrency_key: Some(c.key.clone()),
+                expects: every_width(&shards, |w, s| Expect {
+                    width: w,
+                    route_source: "concurrency_key",
+                    enqueue_shard: Some(s),
+                    concurrency_digest: Some(c.digest),
+                }),
+            }
+        }
         VCase::ConcurrencyShard(c) => RouteCase {
             ordering_key: None,
             concurrency_key: Some(c.key.clone()),
@@ -84,107 +100,145 @@ fn route_case(v: &Vector) -> Option<RouteCase> {
     })
 }
 
-fn run_route(
-    db: &std::sync::Arc<super::DbSetup>,
+/// One function-suite case: a routing vector or a unique_key vector.
+pub(super) enum FnCase {
+    /// Routing at one or more widths.
+    Route(RouteCase),
+    /// A unique_key stored byte-exact.
+    UniqueKey(Vec<u8>),
+}
+
+/// Run one case on `client` (inside the caller's transaction). `committed_base`: queues
+/// `<base>_w<width>` whose widths are already committed (the least-privilege run, whose role
+/// cannot write `queue_meta`); `None` sets the widths inside the transaction.
+pub(super) async fn check_case(
+    client: &tokio_postgres::Client,
+    db: &super::DbSetup,
+    id: &str,
+    case: &FnCase,
+    committed_base: Option<&str>,
+) -> Result<(), CaseFailure> {
+    match case {
+        FnCase::Route(rc) => check_route(client, db, id, rc, committed_base).await,
+        FnCase::UniqueKey(key) => check_unique_key(client, db, id, key, committed_base).await,
+    }
+}
+
+async fn check_route(
+    client: &tokio_postgres::Client,
+    db: &super::DbSetup,
     id: &str,
     rc: &RouteCase,
+    committed_base: Option<&str>,
 ) -> Result<(), CaseFailure> {
     // Without the `expectations` capability the opts keys would be unknown (ZA002).
     let with_opts = db.capabilities.iter().any(|c| c == "expectations");
-    rolled_back(db, async |client| {
-        let base = unique_name(db);
-        let widths: Vec<u8> = rc.expects.iter().map(|e| e.width).collect();
-        set_widths(client, db, &base, &widths).await?;
-        // Each width is inserted once; every other width states all expectations in opts
-        // (both paths are covered at every width parity; single-width vectors get both).
-        let single = rc.expects.len() == 1;
-        let mut plan: Vec<(usize, bool)> = Vec::with_capacity(rc.expects.len() + 1);
-        for (i, e) in rc.expects.iter().enumerate() {
-            if single {
-                plan.push((i, false));
-                if with_opts {
-                    plan.push((i, true));
-                }
-            } else {
-                plan.push((i, with_opts && e.width % 2 == 0));
+    let base = match committed_base {
+        Some(b) => b.to_owned(),
+        None => {
+            let base = unique_name(db);
+            let widths: Vec<u8> = rc.expects.iter().map(|e| e.width).collect();
+            set_widths(client, db, &base, &widths).await?;
+            base
+        }
+    };
+    // Each width is inserted once; every other width states all expectations in opts
+    // (both paths are covered at every width parity; single-width vectors get both).
+    let single = rc.expects.len() == 1;
+    let mut plan: Vec<(usize, bool)> = Vec::with_capacity(rc.expects.len() + 1);
+    for (i, e) in rc.expects.iter().enumerate() {
+        if single {
+            plan.push((i, false));
+            if with_opts {
+                plan.push((i, true));
             }
+        } else {
+            plan.push((i, with_opts && e.width % 2 == 0));
         }
-        let reqs: Vec<Req> = plan
-            .iter()
-            .filter_map(|(i, opts)| {
-                let e = rc.expects.get(*i)?;
-                let r = Req::on(&width_queue(&base, e.width))
-                    .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref());
-                Some(if *opts { r.opts(&e.opts()) } else { r })
-            })
-            .collect();
-        let got = insert_and_read_all(client, db, &reqs).await?;
-        for ((i, opts), (ins, stored)) in plan.iter().zip(got.iter()) {
-            let e = rc.expects.get(*i).ok_or_else(|| {
-                CaseFailure::harness(format!("{id}: result {i} has no expectation"))
-            })?;
-            let label = if *opts {
-                format!("{id} (opts with every expectation)")
-            } else {
-                format!("{id} (no opts)")
-            };
-            e.check(&label, ins, stored)?;
-        }
-        Ok(())
-    })
+    }
+    let reqs: Vec<Req> = plan
+        .iter()
+        .filter_map(|(i, opts)| {
+            let e = rc.expects.get(*i)?;
+            let r = Req::on(&width_queue(&base, e.width))
+                .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref());
+            Some(if *opts { r.opts(&e.opts()) } else { r })
+        })
+        .collect();
+    let got = insert_and_read_all(client, db, &reqs).await?;
+    for ((i, opts), (ins, stored)) in plan.iter().zip(got.iter()) {
+        let e = rc
+            .expects
+            .get(*i)
+            .ok_or_else(|| CaseFailure::harness(format!("{id}: result {i} has no expectation")))?;
+        let label = if *opts {
+            format!("{id} (opts with every expectation)")
+        } else {
+            format!("{id} (no opts)")
+        };
+        e.check(&label, ins, stored)?;
+    }
+    Ok(())
 }
 
-fn run_unique_key(
-    db: &std::sync::Arc<super::DbSetup>,
+async fn check_unique_key(
+    client: &tokio_postgres::Client,
+    db: &super::DbSetup,
     id: &str,
     key: &[u8],
+    committed_base: Option<&str>,
 ) -> Result<(), CaseFailure> {
-    rolled_back(db, async |client| {
-        let queue = unique_name(db);
-        // No unique_states: the key is stored but takes no claim (released rule), so the
-        // vector's key cannot collide with claims already in the database.
-        let req = Req::on(&queue).unique(Some(key), None);
-        let got = insert_and_read_all(client, db, std::slice::from_ref(&req)).await?;
-        let (ins, stored) = got
-            .first()
-            .ok_or_else(|| CaseFailure::harness(format!("{id}: no result row")))?;
-        if ins.unique_key.as_deref() == Some(key) && stored.unique_key.as_deref() == Some(key) {
-            return Ok(());
-        }
-        Err(CaseFailure::mismatch(
-            format!("{id}: unique_key not stored byte-exact"),
-            json!({"unique_key_hex": hex(key)}),
-            json!({
-                "returned": ins.unique_key.as_deref().map(hex),
-                "stored": stored.unique_key.as_deref().map(hex),
-            }),
-        ))
-    })
+    let queue = committed_base.map_or_else(|| unique_name(db), |b| width_queue(b, 1));
+    // No unique_states: the key is stored but takes no claim (released rule), so the
+    // vector's key cannot collide with claims already in the database.
+    let req = Req::on(&queue).unique(Some(key), None);
+    let got = insert_and_read_all(client, db, std::slice::from_ref(&req)).await?;
+    let (ins, stored) = got
+        .first()
+        .ok_or_else(|| CaseFailure::harness(format!("{id}: no result row")))?;
+    if ins.unique_key.as_deref() == Some(key) && stored.unique_key.as_deref() == Some(key) {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!("{id}: unique_key not stored byte-exact"),
+        json!({"unique_key_hex": hex(key)}),
+        json!({
+            "returned": ins.unique_key.as_deref().map(hex),
+            "stored": stored.unique_key.as_deref().map(hex),
+        }),
+    ))
+}
+
+/// Every function-suite case: (family, vector id, case).
+pub(super) fn fn_cases(vectors: &VectorSet) -> Vec<(Family, String, Arc<FnCase>)> {
+    vectors
+        .iter()
+        .filter_map(|(family, v)| {
+            let case = if let Some(rc) = route_case(v) {
+                FnCase::Route(rc)
+            } else if let VCase::UniqueKey(c) = &v.case {
+                FnCase::UniqueKey(c.unique_key.to_vec())
+            } else {
+                return None;
+            };
+            Some((family, v.id.clone(), Arc::new(case)))
+        })
+        .collect()
 }
 
 /// One case per routing / unique_key vector.
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
-    let mut out = Vec::new();
-    for (family, v) in vectors.iter() {
-        let id = v.id.clone();
-        if let Some(rc) = route_case(v) {
-            out.push(
-                Case::new("function", &id.clone(), move |db| {
-                    run_route(&db, &id, &rc).map(|()| Verdict::Passed)
+    fn_cases(vectors)
+        .into_iter()
+        .map(|(family, id, case)| {
+            Case::new("function", &id.clone(), move |db| {
+                rolled_back(&db, async |client| {
+                    check_case(client, &db, &id, &case, None).await
                 })
-                .requires(capability(family))
-                .requires("job_routing"),
-            );
-        } else if let VCase::UniqueKey(c) = &v.case {
-            let key = c.unique_key.to_vec();
-            out.push(
-                Case::new("function", &id.clone(), move |db| {
-                    run_unique_key(&db, &id, &key).map(|()| Verdict::Passed)
-                })
-                .requires(capability(family))
-                .requires("job_routing"),
-            );
-        }
-    }
-    out
+                .map(|()| Verdict::Passed)
+            })
+            .requires(capability(family))
+            .requires("job_routing")
+        })
+        .collect()
 }

@@ -16,7 +16,10 @@
 //!
 //! Every case runs in a transaction that is rolled back, on a pooled connection. Only the
 //! race and least-privilege suites must commit; they use run-scoped queue names
-//! (`awa_conformance_<run id>_…`), remove their rows afterwards, and drop their role.
+//! (`awa_conformance_<run id>_…`), remove their rows afterwards, and drop their role. A run
+//! holds an advisory lock keyed by its run id for its whole life; at startup (after
+//! preflight) it sweeps the rows and login roles of run ids whose lock is free, i.e. of runs
+//! that were killed before they could clean up.
 
 mod catalog;
 mod function;
@@ -61,6 +64,11 @@ pub struct DbSetup {
     pub contract_version: i32,
     /// `SHOW server_version`.
     pub server_version: String,
+    /// The least-privilege login role's door, set up by the first case that needs it.
+    pub(crate) producer: std::sync::Mutex<Option<privilege::Producer>>,
+    /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
+    /// concurrent runs leaves this run's rows and role alone.
+    pub(crate) liveness: Option<tokio_postgres::Client>,
 }
 
 impl DbSetup {
@@ -82,8 +90,16 @@ impl DbSetup {
     /// # Errors
     /// [`PgError`] when the sweep could not run.
     pub fn cleanup(&self) -> Result<(), PgError> {
-        self.pg
-            .block_on(support::sweep(self, &self.prefix(), &[], true))?
+        // Close the login role's sessions before its role is dropped.
+        if let Ok(mut slot) = self.producer.lock() {
+            drop(slot.take());
+        }
+        self.pg.block_on(support::sweep(
+            self,
+            &self.prefix(),
+            &[],
+            Some(&privilege::role_name(self)),
+        ))?
     }
 }
 
@@ -120,13 +136,37 @@ pub fn preflight(
     schema: &str,
     producer_role: &str,
 ) -> Result<Arc<DbSetup>, PreflightError> {
-    let setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
+    let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
+    let (live, swept) = pg.block_on(mark_alive_and_sweep(&setup))??;
+    setup.liveness = Some(live);
+    if let Err(e) = swept {
+        // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "awa-conformance: warning: sweeping leftovers of earlier killed runs failed: {e}"
+        );
+    }
     ctx.set_provenance(PROVENANCE_SERVER_VERSION, setup.server_version.clone());
     ctx.set_provenance(
         PROVENANCE_CONTRACT_VERSION,
         setup.contract_version.to_string(),
     );
     Ok(Arc::new(setup))
+}
+
+/// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
+/// runs left behind (see [`support::sweep_leftovers`]).
+async fn mark_alive_and_sweep(
+    setup: &DbSetup,
+) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
+    let live = setup.pg.connect().await?;
+    let (k1, k2) = support::liveness_key(&setup.run_id);
+    live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
+        .await
+        .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
+    let swept = support::sweep_leftovers(&live, setup).await;
+    Ok((live, swept))
 }
 
 /// Every DB trial, for the routing and unique_key vectors of `vectors` plus the fixed

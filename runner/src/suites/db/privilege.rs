@@ -1,66 +1,67 @@
-//! `sql::privilege::*`: a login role holding only the producer role can enqueue through the
-//! contract functions and cannot read any table of the schema (ADR-043 least privilege).
+//! `sql::privilege::*`: ADR-043 least privilege, checked two ways.
 //!
-//! The case creates a temporary LOGIN role `awa_conformance_<run id>_login` (needs
-//! CREATEROLE or superuser; otherwise not applicable), grants it the producer role, commits
-//! queue widths for a sample of routing vectors, connects as the role and runs them in a
-//! rolled-back transaction, then tries to SELECT from every table of the schema. The role
-//! and the committed rows are removed afterwards, pass or fail.
+//! * `no_excess_privileges` reads the catalog: the producer role holds no privilege on any
+//!   table, view or sequence of the schema, no CREATE on the schema, and EXECUTE on no
+//!   function except `insert_job`, `job_routing` and the functions schema/README.md
+//!   documents as public (the catalog functions and the pure, non-SECURITY-DEFINER helpers).
+//! * A temporary LOGIN role `awa_conformance_<run id>_login` that holds only the producer
+//!   role (needs CREATEROLE or superuser; otherwise not applicable) runs the WHOLE function
+//!   suite (`sql::privilege::function::<vector id>`, each case rolled back) on queues whose
+//!   widths the runner committed beforehand, and `producer_role_only` checks that it cannot
+//!   read any table of the schema.
+//!
+//! The role and the committed queue widths are created once, by the first case that needs
+//! them, and removed by [`super::DbSetup::cleanup`] (and by the next run's leftovers sweep
+//! if this process is killed).
 
 use std::sync::Arc;
 
 use awa_conformance_core::MAX_WIDTH;
-use awa_conformance_vectors::{Case as VCase, VectorSet};
+use awa_conformance_vectors::VectorSet;
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{
-    harness, insert_and_read_all, query_fail, run_id, setup_fail, sweep, width_queue, Case, Expect,
-    Req,
-};
+use super::function::{capability, check_case, fn_cases};
+use super::support::{harness, query_fail, run_id, setup_fail, Case};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::Pg;
 use crate::schema_install::quote_ident;
 
-/// How many routing_precedence vectors the sampled function run covers.
-const SAMPLE: usize = 16;
+/// Functions a producer may EXECUTE besides `insert_job` and `job_routing`: the catalog and
+/// the pure helpers schema/README.md documents as public (only when not SECURITY DEFINER).
+const DOCUMENTED_PUBLIC: [&str; 10] = [
+    "contract_capabilities",
+    "contract_version",
+    "concurrency_digest",
+    "concurrency_shard",
+    "move_shard",
+    "ordering_key_hash64",
+    "ordering_key_hash64_i64",
+    "ordering_shard",
+    "raise_invalid_width",
+    "unique_states_bits",
+];
 
 /// The run's temporary login role.
 pub(super) fn role_name(db: &DbSetup) -> String {
     format!("{}_login", db.prefix())
 }
 
+/// The base name of the queues whose widths are committed for the login role.
 fn queue_base(db: &DbSetup) -> String {
     format!("{}_priv", db.prefix())
 }
 
-struct Sample {
-    id: String,
-    ordering_key: Option<Vec<u8>>,
-    concurrency_key: Option<Vec<u8>>,
-    expect: Expect,
-}
-
-fn sample(vectors: &VectorSet) -> Vec<Sample> {
-    vectors
-        .iter()
-        .filter_map(|(_, v)| match &v.case {
-            VCase::RoutingPrecedence(c) => Some(Sample {
-                id: v.id.clone(),
-                ordering_key: c.ordering_key.clone(),
-                concurrency_key: c.concurrency_key.clone(),
-                expect: Expect {
-                    width: c.width,
-                    route_source: c.route_source.as_str(),
-                    enqueue_shard: c.enqueue_shard,
-                    concurrency_digest: c.concurrency_digest,
-                },
-            }),
-            _ => None,
-        })
-        .take(SAMPLE)
-        .collect()
+/// The shared login-role connection door, created once per run.
+#[derive(Debug, Clone)]
+pub(crate) enum Producer {
+    /// Logged in as the temporary role (a pool of its own).
+    Ready(Arc<Pg>),
+    /// The role cannot be created or cannot log in here (not applicable, with the reason).
+    NotApplicable(String),
+    /// The setup itself failed (harness error).
+    Broken(String),
 }
 
 /// Setup as the runner's role; `Ok(Err(reason))` = not applicable.
@@ -71,9 +72,7 @@ async fn create_role(
 ) -> Result<Result<(), String>, CaseFailure> {
     let row = admin
         .query_one(
-            "SELECT r.rolsuper OR r.rolcreaterole, \
-                    EXISTS (SELECT 1 FROM pg_roles p WHERE p.rolname = $1) \
-             FROM pg_roles r WHERE r.rolname = current_user",
+            include_str!("../../../sql/role_attributes.sql"),
             &[&db.producer_role],
         )
         .await
@@ -111,46 +110,96 @@ async fn create_role(
     Ok(Ok(()))
 }
 
-async fn as_producer(
-    db: &Arc<DbSetup>,
-    vectors: &[Sample],
-    password: &str,
-) -> Result<Verdict, CaseFailure> {
-    let dsn = db.pg.dsn().with_user(&role_name(db), password);
-    let client = match Pg::connect_with(&dsn).await {
-        Ok(c) => c,
-        Err(e) => {
-            return Ok(Verdict::NotApplicable(format!(
-                "cannot log in as the temporary role (pg_hba.conf may not allow it): {e}"
-            )))
-        }
-    };
-    client
-        .batch_execute("BEGIN")
-        .await
-        .map_err(|e| query_fail(db, "BEGIN", &e))?;
-    let base = queue_base(db);
-    let reqs: Vec<Req> = vectors
-        .iter()
-        .map(|v| {
-            Req::on(&width_queue(&base, v.expect.width))
-                .keys(v.ordering_key.as_deref(), v.concurrency_key.as_deref())
-        })
-        .collect();
-    let outcome = insert_and_read_all(&client, db, &reqs).await;
-    client
-        .batch_execute("ROLLBACK")
-        .await
-        .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
-    for (v, (ins, stored)) in vectors.iter().zip(outcome?) {
-        v.expect
-            .check(&format!("{} as the producer role", v.id), &ins, &stored)?;
+/// Create the role and commit the queue widths (run once, see [`producer`]); returns the
+/// role's DSN, or `Err(reason)` when not applicable.
+async fn set_up(db: &DbSetup) -> Result<Result<crate::pg::Dsn, String>, CaseFailure> {
+    let admin = db.pg.connect().await.map_err(harness)?;
+    // Hex of two random ids: no quoting issues, never printed.
+    let password = format!("{}{}", run_id(), run_id());
+    if let Err(reason) = create_role(&admin, db, &password).await? {
+        return Ok(Err(reason));
     }
-    // No table of the schema may be readable.
+    let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
+    admin
+        .execute(
+            &include_str!("../../../sql/set_widths.sql").replace("@S@", &db.s()),
+            &[&queue_base(db), &widths],
+        )
+        .await
+        .map_err(|e| setup_fail(db, "committing queue widths", &e))?;
+    Ok(Ok(db.pg.dsn().with_user(&role_name(db), &password)))
+}
+
+/// Log in once as the role (proves pg_hba.conf lets it in); the connection is pooled.
+fn log_in(dsn: crate::pg::Dsn) -> Producer {
+    let pg = match Pg::new(dsn) {
+        Ok(pg) => pg,
+        Err(e) => return Producer::Broken(e.to_string()),
+    };
+    let login = pg.block_on(async {
+        let mut pooled = pg.pooled().await?;
+        pooled.mark_clean();
+        Ok::<_, crate::pg::PgError>(())
+    });
+    match login {
+        Ok(Ok(())) => Producer::Ready(pg),
+        Ok(Err(e)) | Err(e) => Producer::NotApplicable(format!(
+            "cannot log in as the temporary role (pg_hba.conf may not allow it): {e}"
+        )),
+    }
+}
+
+/// The run's login-role door, set up by the first caller.
+pub(super) fn producer(db: &DbSetup) -> Producer {
+    let Ok(mut slot) = db.producer.lock() else {
+        return Producer::Broken("the login-role state was poisoned by a panic".to_owned());
+    };
+    if let Some(p) = slot.as_ref() {
+        return p.clone();
+    }
+    let made = match db.pg.block_on(set_up(db)) {
+        Ok(Ok(Ok(dsn))) => log_in(dsn),
+        Ok(Ok(Err(reason))) => Producer::NotApplicable(reason),
+        Ok(Err(f)) => Producer::Broken(f.message),
+        Err(e) => Producer::Broken(e.to_string()),
+    };
+    *slot = Some(made.clone());
+    made
+}
+
+/// Run `f` on a pooled login-role connection inside a transaction that is rolled back.
+fn as_login<T>(
+    db: &DbSetup,
+    f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
+) -> Result<Result<T, CaseFailure>, Verdict> {
+    let pg = match producer(db) {
+        Producer::Ready(pg) => pg,
+        Producer::NotApplicable(reason) => return Err(Verdict::NotApplicable(reason)),
+        Producer::Broken(msg) => return Ok(Err(CaseFailure::harness(msg))),
+    };
+    let out = pg.block_on(async {
+        let mut pooled = pg.pooled().await.map_err(harness)?;
+        let client = pooled.get().map_err(harness)?;
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| query_fail(db, "BEGIN", &e))?;
+        let out = f(client).await;
+        client
+            .batch_execute("ROLLBACK")
+            .await
+            .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
+        pooled.mark_clean();
+        out
+    });
+    Ok(out.map_err(harness).and_then(|r| r))
+}
+
+/// `producer_role_only`: the login role reads no table of the schema.
+async fn no_table_readable(client: &Client, db: &DbSetup) -> Result<(), CaseFailure> {
     let tables: Vec<String> = client
         .query(
-            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm') ORDER BY 1",
+            include_str!("../../../sql/schema_tables.sql"),
             &[&db.schema],
         )
         .await
@@ -160,12 +209,20 @@ async fn as_producer(
         .collect();
     let mut readable = Vec::new();
     for t in &tables {
+        client
+            .batch_execute("SAVEPOINT r")
+            .await
+            .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
         let sql = format!("SELECT 1 FROM {}.{} LIMIT 0", db.s(), quote_ident(t));
         match client.query(&sql, &[]).await {
             Ok(_) => readable.push(t.clone()),
             Err(e) if e.code().map(|c| c.code()) == Some("42501") => {}
             Err(e) => return Err(query_fail(db, &format!("SELECT from {t}"), &e)),
         }
+        client
+            .batch_execute("ROLLBACK TO SAVEPOINT r")
+            .await
+            .map_err(|e| query_fail(db, "ROLLBACK TO SAVEPOINT", &e))?;
     }
     if tables.is_empty() || !readable.is_empty() {
         return Err(CaseFailure::mismatch(
@@ -174,45 +231,80 @@ async fn as_producer(
             json!({"readable_tables": readable, "tables_checked": tables}),
         ));
     }
-    Ok(Verdict::Passed)
+    Ok(())
 }
 
-async fn run(db: &Arc<DbSetup>, vectors: &[Sample]) -> Result<Verdict, CaseFailure> {
-    let admin = db.pg.connect().await.map_err(harness)?;
-    // Hex of two random ids: no quoting issues, never printed.
-    let password = format!("{}{}", run_id(), run_id());
-    if let Err(reason) = create_role(&admin, db, &password).await? {
-        return Ok(Verdict::NotApplicable(reason));
-    }
-    let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
-    let committed = admin
-        .execute(
-            &format!(
-                "INSERT INTO {}.queue_meta (queue, enqueue_shards) \
-                 SELECT $1 || '_w' || w, w FROM unnest($2::smallint[]) AS w",
-                db.s()
-            ),
-            &[&queue_base(db), &widths],
+/// `no_excess_privileges`: every privilege the producer role holds beyond the contract's.
+async fn excess_privileges(client: &Client, db: &DbSetup) -> Result<Verdict, CaseFailure> {
+    let exists = client
+        .query_opt(
+            include_str!("../../../sql/role_exists.sql"),
+            &[&db.producer_role],
         )
         .await
-        .map_err(|e| setup_fail(db, "committing queue widths", &e));
-    let verdict = match committed {
-        Ok(_) => as_producer(db, vectors, &password).await,
-        Err(e) => Err(e),
-    };
-    // Teardown regardless of the verdict: committed widths, then the role.
-    sweep(db, &queue_base(db), &[], true)
+        .map_err(|e| query_fail(db, "pg_roles", &e))?;
+    if exists.is_none() {
+        return Ok(Verdict::NotApplicable(format!(
+            "producer role {} does not exist (see sql::catalog::producer_role_grants)",
+            quote_ident(&db.producer_role)
+        )));
+    }
+    let allowed: Vec<String> = DOCUMENTED_PUBLIC.iter().map(|s| (*s).to_owned()).collect();
+    let rows = client
+        .query(
+            include_str!("../../../sql/producer_excess_privileges.sql"),
+            &[&db.producer_role, &db.schema, &allowed],
+        )
         .await
-        .map_err(harness)?;
-    verdict
+        .map_err(|e| query_fail(db, "reading the producer role's privileges", &e))?;
+    let excess: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    if excess.is_empty() {
+        return Ok(Verdict::Passed);
+    }
+    Err(CaseFailure::mismatch(
+        format!(
+            "producer role {} holds privileges beyond EXECUTE on insert_job and job_routing \
+             (ADR-043): revoke them",
+            quote_ident(&db.producer_role)
+        ),
+        json!({"excess_privileges": []}),
+        json!({"excess_privileges": excess}),
+    ))
+}
+
+fn verdict(r: Result<Result<(), CaseFailure>, Verdict>) -> Result<Verdict, CaseFailure> {
+    match r {
+        Err(v) => Ok(v),
+        Ok(inner) => inner.map(|()| Verdict::Passed),
+    }
 }
 
 /// The `sql::privilege::*` cases.
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
-    let sampled = sample(vectors);
-    vec![Case::new("privilege", "producer_role_only", move |db| {
-        db.pg.block_on(run(&db, &sampled)).map_err(harness)?
-    })
-    .requires("routing_precedence")
-    .requires("job_routing")]
+    let mut out = vec![
+        Case::new("privilege", "no_excess_privileges", |db| {
+            super::support::rolled_back(&db, async |c| excess_privileges(c, &db).await)
+        }),
+        Case::new("privilege", "producer_role_only", |db| {
+            verdict(as_login(&db, async |c| no_table_readable(c, &db).await))
+        }),
+    ];
+    out.extend(fn_cases(vectors).into_iter().map(|(family, id, case)| {
+        Case::new("privilege", &format!("function::{id}"), move |db| {
+            let base = queue_base(&db);
+            verdict(as_login(&db, async |c| {
+                check_case(
+                    c,
+                    &db,
+                    &format!("{id} as the producer role"),
+                    &case,
+                    Some(&base),
+                )
+                .await
+            }))
+        })
+        .requires(capability(family))
+        .requires("job_routing")
+    }));
+    out
 }

@@ -46,7 +46,7 @@ async fn race(db: &Arc<DbSetup>, queue: &str) -> Result<(Vec<i64>, Verdict), Cas
                     duplicates += 1;
                 }
                 _ if super::support::is_harness_error(&e) => {
-                    sweep(db, queue, &winners, false).await.map_err(harness)?;
+                    sweep(db, queue, &winners, None).await.map_err(harness)?;
                     return Err(query_fail(db, "racing insert", &e));
                 }
                 _ => other.push(db.pg.describe(&e)),
@@ -62,7 +62,7 @@ async fn race(db: &Arc<DbSetup>, queue: &str) -> Result<(Vec<i64>, Verdict), Cas
         json!({"winners": winners.len(), "duplicates_23505": duplicates, "other_errors": other}),
     );
     // Clean up the winners even though the case failed.
-    sweep(db, queue, &winners, false).await.map_err(harness)?;
+    sweep(db, queue, &winners, None).await.map_err(harness)?;
     Err(failure)
 }
 
@@ -73,7 +73,7 @@ pub(super) fn cases() -> Vec<Case> {
         let outcome = db.pg.block_on(race(&db, &queue)).map_err(harness)?;
         let (ids, verdict) = outcome?;
         db.pg
-            .block_on(sweep(&db, &queue, &ids, false))
+            .block_on(sweep(&db, &queue, &ids, None))
             .map_err(harness)?
             .map_err(harness)?;
         Ok(verdict)

@@ -392,8 +392,7 @@ pub(super) fn cases() -> Vec<Case> {
             // with a dropped CHECK, which a conformance run must not do to a live schema.
             let helpers: i64 = client
                 .query_one(
-                    "SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-                     WHERE n.nspname = $1 AND p.proname IN ('concurrency_shard', 'ordering_shard')",
+                    include_str!("../../../sql/width_helpers_count.sql"),
                     &[&db.schema],
                 )
                 .await

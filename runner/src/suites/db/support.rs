@@ -13,6 +13,7 @@ use tokio_postgres::{Client, Row, Statement};
 use super::{DbSetup, SUITE};
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::pg::PgError;
+use crate::schema_install::quote_ident;
 
 /// The check of one DB case.
 pub(super) type Check = Box<dyn FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFailure> + Send>;
@@ -189,11 +190,7 @@ pub(super) async fn set_widths(
     let widths: Vec<i16> = widths.iter().map(|w| i16::from(*w)).collect();
     client
         .execute(
-            &format!(
-                "INSERT INTO {}.queue_meta (queue, enqueue_shards) \
-                 SELECT $1 || '_w' || w, w FROM unnest($2::smallint[]) AS w",
-                db.s()
-            ),
+            &include_str!("../../../sql/set_widths.sql").replace("@S@", &db.s()),
             &[&base, &widths],
         )
         .await
@@ -290,23 +287,12 @@ pub(super) struct Stored {
 
 /// The insert statement (README "prepared-statement form", text-cast parameters).
 pub(super) fn insert_sql(db: &DbSetup) -> String {
-    format!(
-        "SELECT job_id, queue, state, priority, enqueue_shard, route_source, \
-         concurrency_digest, unique_key \
-         FROM {}.insert_job($1::text, $2::text, $3::text::jsonb, $4::smallint, $5::smallint, \
-         $6::text::timestamptz, $7::text::jsonb, $8::text[], $9::bytea, $10::text::bit(8), \
-         $11::bytea, $12::bytea, $13::text::jsonb)",
-        db.s()
-    )
+    include_str!("../../../sql/insert_job_call.sql").replace("@S@", &db.s())
 }
 
 /// The read statement.
 pub(super) fn read_sql(db: &DbSetup) -> String {
-    format!(
-        "SELECT job_id, queue, enqueue_shard, route_source, concurrency_digest, ordering_key, \
-         unique_key, unique_states FROM {}.job_routing($1::bigint)",
-        db.s()
-    )
+    include_str!("../../../sql/job_routing_call.sql").replace("@S@", &db.s())
 }
 
 /// Prepare the insert and read statements on this connection.
@@ -641,95 +627,166 @@ impl Rejection {
 }
 
 /// Remove committed rows of queues named `scope…` (and claims of their jobs plus
-/// `extra_job_ids`) from every table of the schema; with `drop_role`, also drop the run's
-/// temporary login role if it exists.
+/// `extra_job_ids`) from every table of the schema; with `role`, also drop that login role
+/// if it exists and has no session.
 pub(super) async fn sweep(
     db: &DbSetup,
     scope: &str,
     extra_job_ids: &[i64],
-    drop_role: bool,
+    role: Option<&str>,
 ) -> Result<(), PgError> {
     let client = db.pg.connect().await?;
+    sweep_on(&client, db, scope, extra_job_ids, role).await
+}
+
+/// [`sweep`] on a given connection.
+async fn sweep_on(
+    client: &Client,
+    db: &DbSetup,
+    scope: &str,
+    extra_job_ids: &[i64],
+    role: Option<&str>,
+) -> Result<(), PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    // Base tables (and partitioned parents) of the schema and whether they have the columns
-    // a run-scoped row can be found by.
-    let tables = client
-        .query(
-            "SELECT c.relname::text, \
-                    bool_or(a.attname = 'queue'), bool_or(a.attname = 'job_id'), \
-                    bool_or(a.attname = 'id') \
-             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
-             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition \
-             GROUP BY c.relname",
-            &[&db.schema],
-        )
-        .await
-        .map_err(err)?;
-    let prefix = scope.to_owned();
+    let tables = sweep_tables(client, db).await?;
     let s = db.s();
+    let prefix = scope.to_owned();
     let mut ids: Vec<i64> = extra_job_ids.to_vec();
-    for t in &tables {
-        let (name, queue, job_id, id): (String, bool, bool, bool) =
-            (t.get(0), t.get(1), t.get(2), t.get(3));
-        let col = if job_id { "job_id" } else { "id" };
-        if queue && (job_id || id) {
-            let rows = client
-                .query(
-                    &format!(
-                        "SELECT {col}::bigint FROM {s}.{} WHERE left(queue, length($1)) = $1",
-                        crate::schema_install::quote_ident(&name)
-                    ),
-                    &[&prefix],
-                )
-                .await
-                .map_err(err)?;
-            ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
-        }
+    for t in tables.iter().filter(|t| t.queue && (t.job_id || t.id)) {
+        let col = if t.job_id { "job_id" } else { "id" };
+        let rows = client
+            .query(
+                &include_str!("../../../sql/sweep_job_ids.sql")
+                    .replace("@S@", &s)
+                    .replace("@T@", &quote_ident(&t.name))
+                    .replace("@ID@", col),
+                &[&prefix],
+            )
+            .await
+            .map_err(err)?;
+        ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
     }
     // Claim-like tables (job_id, no queue) first, in case they reference the job rows.
-    for t in &tables {
-        let (name, queue, job_id): (String, bool, bool) = (t.get(0), t.get(1), t.get(2));
-        if !queue && job_id && !ids.is_empty() {
-            let q = crate::schema_install::quote_ident(&name);
+    for t in tables.iter().filter(|t| !t.queue && t.job_id) {
+        if !ids.is_empty() {
             client
                 .execute(
-                    &format!("DELETE FROM {s}.{q} WHERE job_id = ANY($1)"),
+                    &include_str!("../../../sql/sweep_claims.sql")
+                        .replace("@S@", &s)
+                        .replace("@T@", &quote_ident(&t.name)),
                     &[&ids],
                 )
                 .await
                 .map_err(err)?;
         }
     }
-    for t in &tables {
-        let (name, queue): (String, bool) = (t.get(0), t.get(1));
-        if queue {
-            let q = crate::schema_install::quote_ident(&name);
-            client
-                .execute(
-                    &format!("DELETE FROM {s}.{q} WHERE left(queue, length($1)) = $1"),
-                    &[&prefix],
-                )
-                .await
-                .map_err(err)?;
-        }
+    for t in tables.iter().filter(|t| t.queue) {
+        client
+            .execute(
+                &include_str!("../../../sql/sweep_queue_rows.sql")
+                    .replace("@S@", &s)
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[&prefix],
+            )
+            .await
+            .map_err(err)?;
     }
-    if !drop_role {
+    let Some(role) = role else {
         return Ok(());
-    }
-    let role = super::privilege::role_name(db);
-    let exists = client
-        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&role])
+    };
+    let droppable = client
+        .query_opt(include_str!("../../../sql/role_droppable.sql"), &[&role])
         .await
         .map_err(err)?;
-    if exists.is_some() {
+    if droppable.is_some() {
         client
-            .batch_execute(&format!(
-                "DROP ROLE IF EXISTS {}",
-                crate::schema_install::quote_ident(&role)
-            ))
+            .batch_execute(&format!("DROP ROLE IF EXISTS {}", quote_ident(role)))
             .await
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// A base table of the schema and the columns a run-scoped row can be found by.
+struct SweepTable {
+    name: String,
+    queue: bool,
+    job_id: bool,
+    id: bool,
+}
+
+async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
+    let rows = client
+        .query(include_str!("../../../sql/sweep_tables.sql"), &[&db.schema])
+        .await
+        .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
+    Ok(rows
+        .iter()
+        .map(|r| SweepTable {
+            name: r.get(0),
+            queue: r.get(1),
+            job_id: r.get(2),
+            id: r.get(3),
+        })
+        .collect())
+}
+
+/// The advisory lock (two-int form) that marks run `run_id` as alive.
+pub(super) fn liveness_key(run_id: &str) -> (i32, i32) {
+    // "awac" and the low 32 bits of the run id (as the same bits in an i32).
+    let low = u32::from_str_radix(
+        run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(""),
+        16,
+    )
+    .unwrap_or(0);
+    (0x6177_6163, i32::from_ne_bytes(low.to_ne_bytes()))
+}
+
+/// Sweep what killed earlier runs left behind: rows of queues `awa_conformance_<id>_…` in
+/// this schema and login roles `awa_conformance_<id>_login` without a session, for every
+/// run id `<id>` whose liveness lock is free (its process is gone). `live` is this run's
+/// liveness session. Returns how many dead runs were swept.
+pub(super) async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    let mut ids: Vec<String> = Vec::new();
+    for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
+        let rows = live
+            .query(
+                &include_str!("../../../sql/leftover_queue_runs.sql")
+                    .replace("@S@", &db.s())
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[],
+            )
+            .await
+            .map_err(err)?;
+        ids.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
+    let roles = live
+        .query(include_str!("../../../sql/leftover_role_runs.sql"), &[])
+        .await
+        .map_err(err)?;
+    ids.extend(roles.iter().map(|r| r.get::<_, String>(0)));
+    ids.sort();
+    ids.dedup();
+    let mut swept = 0;
+    for id in ids.iter().filter(|id| **id != db.run_id) {
+        let (k1, k2) = liveness_key(id);
+        let free: bool = live
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&k1, &k2])
+            .await
+            .map_err(err)?
+            .get(0);
+        if !free {
+            continue;
+        }
+        let scope = format!("awa_conformance_{id}_");
+        let role = format!("awa_conformance_{id}_login");
+        let res = sweep_on(live, db, &scope, &[], Some(&role)).await;
+        live.query_one("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2])
+            .await
+            .map_err(err)?;
+        res?;
+        swept += 1;
+    }
+    Ok(swept)
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Run the core criterion benchmarks and print each contender/baseline ratio from one run.
 
-Usage: scripts/bench-ratios.py [--no-run]   (--no-run reads the last results in target/criterion)
+Usage: scripts/bench-ratios.py [--runs N] [--no-run]
+  --runs N   run the whole criterion suite N times (default 3) and report each pair's median
+             ratio with its range: on a shared VM a single run drifts by +-10%.
+  --no-run   read the last results in target/criterion (one run).
 A ratio is baseline_time / core_time: above 1.0 the core is faster than its baseline.
 """
 import json
 import pathlib
+import statistics
 import subprocess
 import sys
 
@@ -34,21 +38,38 @@ def mean_ns(group: str, name: str, param: str | None) -> float:
     return est["mean"]["point_estimate"]
 
 
+def run_suite() -> None:
+    subprocess.run(
+        ["cargo", "bench", "-p", "awa-conformance-core", "--bench", "core", "--",
+         "--warm-up-time", "2", "--measurement-time", "5"],
+        cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
 def main() -> int:
-    if "--no-run" not in sys.argv:
-        subprocess.run(
-            ["cargo", "bench", "-p", "awa-conformance-core", "--bench", "core", "--",
-             "--warm-up-time", "2", "--measurement-time", "5"],
-            cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+    runs = 1
+    if "--runs" in sys.argv:
+        runs = int(sys.argv[sys.argv.index("--runs") + 1])
+    elif "--no-run" not in sys.argv:
+        runs = 3
+    samples: list[list[tuple[float, float]]] = [[] for _ in PAIRS]
+    for _ in range(runs if "--no-run" not in sys.argv else 1):
+        if "--no-run" not in sys.argv:
+            run_suite()
+        for i, (group, core, baseline, param, _target, _what) in enumerate(PAIRS):
+            samples[i].append((mean_ns(group, core, param), mean_ns(group, baseline, param)))
     ok = True
-    print(f"{'benchmark':<62} {'core':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")
-    for group, core, baseline, param, target, what in PAIRS:
-        c, b = mean_ns(group, core, param), mean_ns(group, baseline, param)
-        ratio = b / c
+    print(f"{'benchmark':<62} {'core':>9} {'baseline':>9} {'ratio':>7} {'range':>13} {'target':>7}")
+    for (group, core, baseline, param, target, what), runs_of in zip(PAIRS, samples):
+        ratios = [b / c for c, b in runs_of]
+        ratio = statistics.median(ratios)
+        c = statistics.median(c for c, _ in runs_of)
+        b = statistics.median(b for _, b in runs_of)
         ok &= ratio >= target
         flag = "" if ratio >= target else "  (below target)"
-        print(f"{what:<62} {c:>8.0f}ns {b:>8.0f}ns {ratio:>6.2f}x {target:>6.1f}x{flag}")
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}x"
+        print(f"{what:<62} {c:>7.0f}ns {b:>7.0f}ns {ratio:>6.2f}x {spread:>13} {target:>6.1f}x{flag}")
+    print(f"({len(samples[0])} run(s); ratio = median of per-run baseline/core)")
     return 0 if ok else 1
 
 

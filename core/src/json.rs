@@ -104,24 +104,30 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
                     emit(m, out)?;
                 }
             } else if members.len() <= SMALL_OBJECT {
-                // Small objects sort an index array on the stack: no allocation per object.
-                let mut idx = [0u8; SMALL_OBJECT];
+                // Small objects sort (prefix, index) pairs on the stack: no allocation per
+                // object, and most comparisons are one integer compare instead of a memcmp.
+                // The prefix is the key's first 8 bytes big-endian, zero-padded: ordering by
+                // it agrees with byte order, and equal prefixes fall back to the full key.
+                let mut idx = [(0u64, 0u8); SMALL_OBJECT];
                 let n = members.len();
-                for (i, slot) in idx.iter_mut().enumerate().take(n) {
-                    *slot = i as u8;
+                for (i, (slot, m)) in idx.iter_mut().zip(members).enumerate() {
+                    *slot = (key_prefix(m.0.as_bytes()), i as u8);
                 }
                 let idx = idx.get_mut(..n).unwrap_or_default();
-                idx.sort_by(|&a, &b| key_of(members, a).cmp(key_of(members, b)));
-                for (p, &i) in idx.iter().enumerate() {
+                let same = |a: &(u64, u8), b: &(u64, u8)| {
+                    a.0 == b.0 && key_of(members, a.1) == key_of(members, b.1)
+                };
+                idx.sort_by(|a, b| {
+                    a.0.cmp(&b.0)
+                        .then_with(|| key_of(members, a.1).cmp(key_of(members, b.1)))
+                });
+                for (p, e) in idx.iter().enumerate() {
                     // Stable sort keeps insertion order among equal keys, so the last of a
                     // run is the last inserted: serde_json's map semantics (last wins).
-                    if idx
-                        .get(p + 1)
-                        .is_some_and(|&j| key_of(members, j) == key_of(members, i))
-                    {
+                    if idx.get(p + 1).is_some_and(|next| same(next, e)) {
                         continue;
                     }
-                    if let Some(m) = members.get(usize::from(i)) {
+                    if let Some(m) = members.get(usize::from(e.1)) {
                         emit(m, out)?;
                     }
                 }
@@ -138,6 +144,16 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
 
 /// Objects up to this many members sort on the stack.
 const SMALL_OBJECT: usize = 32;
+
+/// The first 8 bytes of a key as a big-endian integer, zero-padded.
+fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), key.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    u64::from_be_bytes(b)
+}
 
 fn key_of(members: &[(String, Value)], i: u8) -> &[u8] {
     members.get(usize::from(i)).map_or(&[], |m| m.0.as_bytes())
@@ -581,6 +597,44 @@ mod tests {
             enc(&obj),
             "{\"\":5,\"a\":6,\"é\":1,\"\u{ffff}\":2,\"🦀\":3}"
         );
+    }
+
+    #[test]
+    fn prefix_sort_agrees_with_byte_order_on_padding_edges() {
+        // Keys that tie or differ only past 8 bytes, in the zero padding, or by a NUL.
+        let keys = [
+            "abcdefgh2",
+            "abcdefgh",
+            "abcdefgh1",
+            "x\u{0}",
+            "x",
+            "",
+            "\u{0}",
+            "abcdefgh1",
+            "xa",
+            "\u{1}",
+            "abcdefg",
+        ];
+        let obj = Value::Object(
+            keys.iter()
+                .enumerate()
+                .map(|(i, k)| ((*k).to_owned(), Value::Int(i as i64)))
+                .collect(),
+        );
+        let mut sorted: Vec<(usize, &str)> = keys.iter().copied().enumerate().collect();
+        sorted.sort_by(|a, b| a.1.as_bytes().cmp(b.1.as_bytes()));
+        let mut want: Vec<(&str, usize)> = Vec::new();
+        for (i, k) in sorted {
+            match want.last_mut() {
+                Some(last) if last.0 == k => last.1 = i,
+                _ => want.push((k, i)),
+            }
+        }
+        let members: Vec<String> = want
+            .iter()
+            .map(|(k, i)| format!("{}:{i}", enc(&Value::String((*k).into()))))
+            .collect();
+        assert_eq!(enc(&obj), format!("{{{}}}", members.join(",")));
     }
 
     #[test]

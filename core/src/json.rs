@@ -103,33 +103,17 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
                 for m in members {
                     emit(m, out)?;
                 }
-            } else if members.len() <= SMALL_OBJECT {
-                // Small objects sort (prefix, index) pairs on the stack: no allocation per
-                // object, and most comparisons are one integer compare instead of a memcmp.
-                // The prefix is the key's first 8 bytes big-endian, zero-padded: ordering by
-                // it agrees with byte order, and equal prefixes fall back to the full key.
-                let mut idx = [(0u64, 0u8); SMALL_OBJECT];
-                let n = members.len();
-                for (i, (slot, m)) in idx.iter_mut().zip(members).enumerate() {
-                    *slot = (key_prefix(m.0.as_bytes()), i as u8);
+            } else if members.len() <= 8 {
+                // Small objects sort on the stack, in a buffer sized to the object (zeroing a
+                // large one per object would cost more than the sort saves).
+                let mut buf = [(0u64, 0u8); 8];
+                for m in sort_small(members, &mut buf) {
+                    emit(m, out)?;
                 }
-                let idx = idx.get_mut(..n).unwrap_or_default();
-                let same = |a: &(u64, u8), b: &(u64, u8)| {
-                    a.0 == b.0 && key_of(members, a.1) == key_of(members, b.1)
-                };
-                idx.sort_by(|a, b| {
-                    a.0.cmp(&b.0)
-                        .then_with(|| key_of(members, a.1).cmp(key_of(members, b.1)))
-                });
-                for (p, e) in idx.iter().enumerate() {
-                    // Stable sort keeps insertion order among equal keys, so the last of a
-                    // run is the last inserted: serde_json's map semantics (last wins).
-                    if idx.get(p + 1).is_some_and(|next| same(next, e)) {
-                        continue;
-                    }
-                    if let Some(m) = members.get(usize::from(e.1)) {
-                        emit(m, out)?;
-                    }
+            } else if members.len() <= SMALL_OBJECT {
+                let mut buf = [(0u64, 0u8); SMALL_OBJECT];
+                for m in sort_small(members, &mut buf) {
+                    emit(m, out)?;
                 }
             } else {
                 for m in sorted_members(members) {
@@ -144,6 +128,39 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
 
 /// Objects up to this many members sort on the stack.
 const SMALL_OBJECT: usize = 32;
+
+/// Members of an object with at most `N` members in key byte order, last duplicate winning,
+/// sorted as (prefix, index) pairs in `buf`: no allocation, and most comparisons are one
+/// integer compare. The prefix (first 8 key bytes big-endian, zero-padded) orders like the
+/// bytes; equal prefixes fall back to the full key.
+fn sort_small<'a, const N: usize>(
+    members: &'a [(String, Value)],
+    buf: &'a mut [(u64, u8); N],
+) -> impl Iterator<Item = &'a (String, Value)> + 'a {
+    let n = members.len().min(N);
+    for (i, (slot, m)) in buf.iter_mut().zip(members).enumerate() {
+        // i < N <= 32, so the index fits in a u8.
+        *slot = (key_prefix(m.0.as_bytes()), i as u8);
+    }
+    let idx: &'a mut [(u64, u8)] = buf.get_mut(..n).unwrap_or_default();
+    idx.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| key_of(members, a.1).cmp(key_of(members, b.1)))
+    });
+    let idx: &'a [(u64, u8)] = idx;
+    idx.iter().enumerate().filter_map(move |(p, e)| {
+        // Stable sort keeps insertion order among equal keys, so the last of a run is the
+        // last inserted: serde_json's map semantics (last wins).
+        let superseded = idx
+            .get(p + 1)
+            .is_some_and(|next| next.0 == e.0 && key_of(members, next.1) == key_of(members, e.1));
+        if superseded {
+            None
+        } else {
+            members.get(usize::from(e.1))
+        }
+    })
+}
 
 /// The first 8 bytes of a key as a big-endian integer, zero-padded.
 fn key_prefix(key: &[u8]) -> u64 {
@@ -187,19 +204,35 @@ fn write_int(i: i64, out: &mut Vec<u8>) {
     write_uint(i.unsigned_abs(), out);
 }
 
+/// "00".."99": two decimal digits per table entry, so formatting divides once per two digits.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 fn write_uint(mut u: u64, out: &mut Vec<u8>) {
     // u64::MAX has 20 digits.
     let mut buf = [0u8; 20];
     let mut pos = buf.len();
-    loop {
-        pos -= 1;
-        if let Some(slot) = buf.get_mut(pos) {
-            // `u % 10` < 10, so the cast cannot truncate.
-            *slot = b'0' + (u % 10) as u8;
+    let mut put_pair = |pos: usize, pair: u64| {
+        // pair < 100, so 2 * pair + 2 <= 200 = DIGIT_PAIRS.len().
+        let at = 2 * pair as usize;
+        if let (Some(dst), Some(src)) = (buf.get_mut(pos..pos + 2), DIGIT_PAIRS.get(at..at + 2)) {
+            dst.copy_from_slice(src);
         }
-        u /= 10;
-        if u == 0 || pos == 0 {
-            break;
+    };
+    while u >= 100 {
+        pos -= 2;
+        put_pair(pos, u % 100);
+        u /= 100;
+    }
+    if u >= 10 {
+        pos -= 2;
+        put_pair(pos, u);
+    } else {
+        pos -= 1;
+        // u < 10, so the cast cannot truncate.
+        if let Some(slot) = buf.get_mut(pos) {
+            *slot = b'0' + u as u8;
         }
     }
     out.extend_from_slice(buf.get(pos..).unwrap_or_default());
@@ -568,6 +601,25 @@ mod tests {
     }
 
     #[test]
+    fn integers_match_std_decimal() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..200_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Every magnitude: shift the random value down to 0..=64 bits.
+            let u = if i < 1000 {
+                i
+            } else {
+                state >> (i % 65).min(63)
+            };
+            assert_eq!(enc(&Value::UInt(u)), u.to_string());
+            let s = u as i64;
+            assert_eq!(enc(&Value::Int(s)), s.to_string());
+        }
+    }
+
+    #[test]
     fn integers_are_exact() {
         assert_eq!(enc(&Value::Int(i64::MIN)), "-9223372036854775808");
         assert_eq!(enc(&Value::Int(0)), "0");
@@ -601,40 +653,43 @@ mod tests {
 
     #[test]
     fn prefix_sort_agrees_with_byte_order_on_padding_edges() {
-        // Keys that tie or differ only past 8 bytes, in the zero padding, or by a NUL.
-        let keys = [
+        // Keys that tie or differ only past 8 bytes, in the zero padding, or by a NUL; the
+        // whole list takes the 32-slot path, its first 7 keys the 8-slot path.
+        let all = [
             "abcdefgh2",
             "abcdefgh",
-            "abcdefgh1",
             "x\u{0}",
+            "abcdefgh1",
             "x",
             "",
-            "\u{0}",
             "abcdefgh1",
+            "\u{0}",
             "xa",
             "\u{1}",
             "abcdefg",
         ];
-        let obj = Value::Object(
-            keys.iter()
-                .enumerate()
-                .map(|(i, k)| ((*k).to_owned(), Value::Int(i as i64)))
-                .collect(),
-        );
-        let mut sorted: Vec<(usize, &str)> = keys.iter().copied().enumerate().collect();
-        sorted.sort_by(|a, b| a.1.as_bytes().cmp(b.1.as_bytes()));
-        let mut want: Vec<(&str, usize)> = Vec::new();
-        for (i, k) in sorted {
-            match want.last_mut() {
-                Some(last) if last.0 == k => last.1 = i,
-                _ => want.push((k, i)),
+        for keys in [&all[..], &all[..7]] {
+            let obj = Value::Object(
+                keys.iter()
+                    .enumerate()
+                    .map(|(i, k)| ((*k).to_owned(), Value::Int(i as i64)))
+                    .collect(),
+            );
+            let mut sorted: Vec<(usize, &str)> = keys.iter().copied().enumerate().collect();
+            sorted.sort_by(|a, b| a.1.as_bytes().cmp(b.1.as_bytes()));
+            let mut want: Vec<(&str, usize)> = Vec::new();
+            for (i, k) in sorted {
+                match want.last_mut() {
+                    Some(last) if last.0 == k => last.1 = i,
+                    _ => want.push((k, i)),
+                }
             }
+            let members: Vec<String> = want
+                .iter()
+                .map(|(k, i)| format!("{}:{i}", enc(&Value::String((*k).into()))))
+                .collect();
+            assert_eq!(enc(&obj), format!("{{{}}}", members.join(",")));
         }
-        let members: Vec<String> = want
-            .iter()
-            .map(|(k, i)| format!("{}:{i}", enc(&Value::String((*k).into()))))
-            .collect();
-        assert_eq!(enc(&obj), format!("{{{}}}", members.join(",")));
     }
 
     #[test]

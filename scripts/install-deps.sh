@@ -52,6 +52,15 @@ else
     exit 1
 fi
 
+# --- Go (the example adapter in examples/adapters/go is built and checked by the tests) -------
+if [ -x /usr/local/go/bin/go ] || command -v go >/dev/null; then
+    log "go: present"
+else
+    log "go: installing golang-go (apt-get)"
+    quiet as_root apt-get update -q
+    quiet as_root apt-get install -y -q --no-install-recommends golang-go
+fi
+
 # --- Python test dependencies -------------------------------------------------------------------
 # A project venv (.venv at the repository root), so the pins never touch a system Python
 # (Debian's python3 refuses `pip install` outside a venv: PEP 668). test.sh and kit.sh put

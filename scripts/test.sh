@@ -16,7 +16,7 @@ PY="${PYTHON:-python3}"
 export PYTHONDONTWRITEBYTECODE=1
 PG="$ROOT/scripts/pg-throwaway.sh"
 # The project venv (created by install-deps.sh) first: python3, pytest, maturin and awa.
-for d in "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/.venv/bin"; do
+for d in /usr/local/go/bin "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/.venv/bin"; do
     if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
 done
 export PATH
@@ -94,6 +94,24 @@ schema_sql_tests() {
     AWA_SCHEMA_TEST_DSN="$DATABASE_URL" "$ROOT/schema/tests/run.sh"
 }
 
+# The Go example adapter (written from docs/contract.md alone) passes its declared families,
+# and a deliberately broken build of it fails the run with exit 1.
+go_adapter() {
+    local dir rc=0 broken=0
+    dir="$(mktemp -d)"
+    (cd "$ROOT/examples/adapters/go" && test -z "$(gofmt -l .)" && go vet ./... && go test ./... &&
+        go build -o "$dir/adapter" .) || return 1
+    "$RUNNER" --no-embedded --adapter "$dir/adapter" adapter:: -q || rc=$?
+    AWA_ADAPTER_BREAK=concurrency_shard "$RUNNER" --no-embedded --adapter "$dir/adapter" \
+        adapter::concurrency_shard:: -q >/dev/null 2>&1 || broken=$?
+    if [ "$broken" -ne 1 ]; then
+        echo "go_adapter: a deliberately broken adapter exited $broken, not 1" >&2
+        rc=1
+    fi
+    rm -rf "$dir"
+    return "$rc"
+}
+
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
@@ -105,6 +123,7 @@ step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests
 step "python bindings"           "$ROOT/bindings/run-tests.sh" -p no:cacheprovider -q
+step "go example adapter"        go_adapter
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 
 # --- summary ------------------------------------------------------------------------------------

@@ -1,0 +1,3 @@
+module example.com/awa-conformance-adapter
+
+go 1.19

@@ -446,7 +446,7 @@ fn startup_sweeps_leftovers_of_killed_runs_only() {
          CREATE ROLE \"{dead_role}\" LOGIN; CREATE ROLE \"{live_role}\" LOGIN;"
     ));
     let guard = hold_liveness(&dsn, live);
-    let out = s.run(&["-q", "sql::catalog::contract_version"]);
+    let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     drop(guard);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let count = |q: &str| scalar(&dsn, &q.replace("@S@", &format!("\"{}\"", s.schema)));
@@ -495,7 +495,7 @@ fn pretty_output_starts_with_a_provenance_line() {
     let out = s.run(&[
         "--report-json",
         path.to_str().unwrap(),
-        "sql::catalog::contract_version",
+        "sql::catalog::capabilities_sorted_unique",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let r: serde_json::Value =
@@ -513,7 +513,11 @@ fn pretty_output_starts_with_a_provenance_line() {
     assert_eq!(stderr.lines().next(), Some(want.as_str()), "{stderr}");
     assert!(!text(&out.stdout).contains("vectors root"));
     // JSON output: stdout carries only JSON events, and no provenance line anywhere.
-    let out = s.run(&["--format", "json", "sql::catalog::contract_version"]);
+    let out = s.run(&[
+        "--format",
+        "json",
+        "sql::catalog::capabilities_sorted_unique",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     for line in text(&out.stdout).lines() {
         serde_json::from_str::<serde_json::Value>(line).unwrap();

@@ -400,27 +400,8 @@ pub(super) fn cases() -> Vec<Case> {
             .into_iter()
             .map(|c| c.requires("job_routing")),
     );
-    out.push(Case::new("catalog", "contract_version", |db| {
-        catalog(&db, async |c| {
-            let v: i32 = c
-                .query_one(
-                    &format!("SELECT {}.contract_version()::integer", db.s()),
-                    &[],
-                )
-                .await
-                .map_err(|e| query_fail(&db, "contract_version()", &e))?
-                .get(0);
-            if v == CONTRACT_VERSION {
-                Ok(Verdict::Passed)
-            } else {
-                Err(CaseFailure::mismatch(
-                    "contract_version()",
-                    json!(CONTRACT_VERSION),
-                    json!(v),
-                ))
-            }
-        })
-    }));
+    // No `contract_version` case: preflight reads `contract_version()` before any case runs
+    // and stops the run with exit 5 on anything but v1, so such a case could never fail.
     out.push(Case::new("catalog", "capabilities_sorted_unique", |db| {
         let caps = &db.capabilities;
         let mut sorted = caps.clone();

@@ -1,4 +1,5 @@
-//! The command line: `run` (the default), `vectors verify|regenerate|list`, `schema install|print`.
+//! The command line: `run` (the default), `vectors verify|regenerate|list`,
+//! `schema install|status|uninstall|print`.
 
 use std::path::PathBuf;
 
@@ -46,7 +47,7 @@ pub enum Command {
     /// Inspect, verify or regenerate the frozen vector set.
     #[command(subcommand)]
     Vectors(VectorsCommand),
-    /// Install or print the reference contract schema.
+    /// Install, compare, uninstall or print the reference contract schema.
     #[command(subcommand)]
     Schema(SchemaCommand),
 }
@@ -181,18 +182,31 @@ pub enum ListFormat {
 /// `schema` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SchemaCommand {
-    /// Install the reference contract schema into a database.
+    /// Install the reference contract schema into a database. Refuses (exit 4), naming what
+    /// differs, when the schema already holds a different implementation.
     #[command(after_help = exit::HELP_TABLE)]
     Install {
-        /// PostgreSQL to install into [default: $DATABASE_URL, then the PG* environment].
-        #[arg(long, value_name = "URL")]
-        dsn: Option<String>,
-        /// Schema name.
-        #[arg(long, value_name = "NAME", default_value = "awa")]
-        schema: String,
-        /// Producer role to create and grant EXECUTE on insert_job.
-        #[arg(long, value_name = "NAME", default_value = "awa_producer")]
-        producer_role: String,
+        /// Which database, schema and role.
+        #[command(flatten)]
+        target: SchemaTarget,
+        /// Overwrite a different implementation found in the schema.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Compare the installed schema with the reference: missing, same or different, with
+    /// each differing object (changes nothing).
+    #[command(after_help = exit::HELP_TABLE)]
+    Status {
+        /// Which database, schema and role.
+        #[command(flatten)]
+        target: SchemaTarget,
+    },
+    /// Remove exactly what `schema install` created (refuses if any of it was replaced).
+    #[command(after_help = exit::HELP_TABLE)]
+    Uninstall {
+        /// Which database, schema and role.
+        #[command(flatten)]
+        target: SchemaTarget,
     },
     /// Print the reference contract schema SQL to stdout.
     Print {
@@ -203,6 +217,20 @@ pub enum SchemaCommand {
         #[arg(long, value_name = "NAME", default_value = "awa_producer")]
         producer_role: String,
     },
+}
+
+/// The database, schema and producer role a `schema` subcommand works on.
+#[derive(Debug, Args, Clone)]
+pub struct SchemaTarget {
+    /// PostgreSQL to use [default: $DATABASE_URL, then the PG* environment].
+    #[arg(long, value_name = "URL")]
+    pub dsn: Option<String>,
+    /// Schema name.
+    #[arg(long, value_name = "NAME", default_value = "awa")]
+    pub schema: String,
+    /// Producer role (created by install, granted EXECUTE on insert_job).
+    #[arg(long, value_name = "NAME", default_value = "awa_producer")]
+    pub producer_role: String,
 }
 
 impl Cli {

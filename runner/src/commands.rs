@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use awa_conformance_vectors::{check_vector, diff_files, render_v1, Family, V1_FILES};
 
-use crate::cli::{ListFormat, SchemaCommand, VectorsCommand};
+use crate::cli::{ListFormat, SchemaCommand, SchemaTarget, VectorsCommand};
 use crate::error::Error;
 use crate::exit;
 use crate::pg::Dsn;
@@ -157,32 +157,76 @@ fn list(family: Option<&str>, format: ListFormat) -> Result<u8, Error> {
     Ok(exit::SUCCESS)
 }
 
+/// The DSN of a `schema` subcommand (required: these commands never start a cluster).
+fn schema_dsn(target: &SchemaTarget, what: &str) -> Result<Dsn, Error> {
+    Dsn::resolve(target.dsn.as_deref())?.ok_or_else(|| {
+        Error::Usage(format!(
+            "schema {what}: no database given; pass --dsn URL or set DATABASE_URL / PGHOST"
+        ))
+    })
+}
+
 /// Run a `schema` subcommand; returns the exit code.
 pub fn schema(cmd: &SchemaCommand) -> Result<u8, Error> {
+    use crate::schema_install::{self as install, Installed};
     match cmd {
         SchemaCommand::Print {
             schema,
             producer_role,
         } => {
-            out(&crate::schema_install::print(schema, producer_role)?)?;
+            out(&install::print(schema, producer_role)?)?;
         }
-        SchemaCommand::Install {
-            dsn,
-            schema,
-            producer_role,
-        } => {
-            let dsn = Dsn::resolve(dsn.as_deref())?.ok_or_else(|| {
-                Error::Usage(
-                    "schema install: no database given; pass --dsn URL or set DATABASE_URL / PGHOST"
-                        .into(),
-                )
+        SchemaCommand::Install { target, force } => {
+            let dsn = schema_dsn(target, "install")?;
+            let (schema, role) = (&target.schema, &target.producer_role);
+            let done = install::install(&dsn, schema, role, *force)?;
+            out(&match done {
+                Installed::Installed => format!(
+                    "installed the contract v1 reference schema {schema} (producer role {role}) \
+                     into {}\n",
+                    dsn.redacted()
+                ),
+                Installed::AlreadyThere => format!(
+                    "the contract v1 reference schema {schema} is already installed in {}, \
+                     identical; nothing changed\n",
+                    dsn.redacted()
+                ),
+                Installed::Overwritten => format!(
+                    "overwrote the different implementation in schema {schema} with the contract \
+                     v1 reference (--force) in {}\n",
+                    dsn.redacted()
+                ),
             })?;
-            crate::schema_install::install(&dsn, schema, producer_role)?;
-            out(&format!(
-                "installed the contract v1 reference schema {schema} (producer role \
-                 {producer_role}) into {}\n",
-                dsn.redacted()
-            ))?;
+        }
+        SchemaCommand::Status { target } => {
+            let dsn = schema_dsn(target, "status")?;
+            let status = install::status(&dsn, &target.schema, &target.producer_role)?;
+            out(&status.report(&target.schema))?;
+        }
+        SchemaCommand::Uninstall { target } => {
+            let dsn = schema_dsn(target, "uninstall")?;
+            let removed = install::uninstall(&dsn, &target.schema, &target.producer_role)?;
+            let mut text = format!(
+                "removed what schema install created in {}: {} object(s){}\n",
+                dsn.redacted(),
+                removed.objects.len(),
+                if removed.schema {
+                    format!(" and schema {}", target.schema)
+                } else {
+                    String::new()
+                }
+            );
+            match removed.role {
+                Ok(true) => {
+                    text.push_str(&format!("removed producer role {}\n", target.producer_role))
+                }
+                Ok(false) => {}
+                Err(why) => text.push_str(&format!(
+                    "kept producer role {}: {why}\n",
+                    target.producer_role
+                )),
+            }
+            out(&text)?;
         }
     }
     Ok(exit::SUCCESS)

@@ -5,25 +5,45 @@
 //! they enter it with [`Pg::block_on`]. The DSN password never leaves this module: the only
 //! printable form of a DSN is [`Dsn::redacted`], and every error message that could carry
 //! server or parser text is passed through [`Dsn::scrub`] first.
+//!
+//! Settings follow libpq ([`conninfo`]): URIs and key=value strings, the service file, the
+//! `PG*` environment and the password file; TLS follows libpq's `sslmode` through rustls
+//! ([`tls`]). Each session sets its own timeouts at startup, so a role's or database's
+//! `statement_timeout` cannot break a run.
+
+pub mod conninfo;
+pub mod tls;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::{
+    ChannelBinding, Host, LoadBalanceHosts, SslMode, SslNegotiation, TargetSessionAttrs,
+};
 use tokio_postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// `application_name` of every runner connection (tests find the runner's backends by it).
+/// `application_name` of every runner connection unless the DSN or `PGAPPNAME` sets one
+/// (libpq's `fallback_application_name`; tests find the runner's backends by it).
 pub const APPLICATION_NAME: &str = "awa-conformance";
-/// How long one connection attempt may take before it is a connection error.
+/// How long one connection attempt may take by default (`connect_timeout` overrides it).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Server-side cap on one statement (set per connection).
+/// Server-side cap on one statement and on one lock wait (set per session at startup).
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Server-side cap on a session idle inside a transaction (set per session at startup): a
+/// runner killed mid-transaction does not hold locks for long.
+pub const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(120);
 /// Client-side cap on one unit of database work (a trial's batch); a dead or stuck connection
 /// surfaces as [`PgError::Timeout`] instead of hanging the run.
 pub const WORK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The hint of a connection error nothing more specific explains.
+pub const HINT_UNREACHABLE: &str = "check that the server is running and the DSN is right";
 
 /// Where the DSN came from (reported in provenance and in errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +52,7 @@ pub enum DsnSource {
     Flag,
     /// The `DATABASE_URL` environment variable.
     DatabaseUrl,
-    /// The libpq environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, ...).
+    /// The libpq environment (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGSERVICE`, ...).
     LibpqEnv,
     /// A throwaway cluster the runner started itself.
     Embedded,
@@ -54,27 +74,25 @@ impl DsnSource {
 /// Errors of the database door. Messages never contain a password.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
-    /// The DSN could not be parsed.
-    #[error(
-        "invalid DSN from {source_name}: {reason}; pass a postgres:// URL or key=value string"
-    )]
+    /// The DSN (or a libpq variable, service file or password file) could not be used.
+    #[error("invalid DSN from {source_name}: {reason}")]
     InvalidDsn {
         /// Where the DSN came from.
         source_name: &'static str,
-        /// The parser's reason (scrubbed).
+        /// What is wrong, naming the key, value or file (scrubbed).
         reason: String,
     },
     /// The server could not be reached or refused the connection.
-    #[error(
-        "cannot connect to {dsn}: {reason}; check that the server is running and the DSN is right"
-    )]
+    #[error("cannot connect to {dsn}: {reason}; {hint}")]
     Connect {
         /// The redacted DSN.
         dsn: String,
         /// Why (scrubbed).
         reason: String,
+        /// What to do about it (depends on the cause).
+        hint: String,
     },
-    /// The TLS connector could not be built.
+    /// The TLS connector could not be built (a certificate or key file).
     #[error("cannot set up TLS: {0}")]
     Tls(String),
     /// The tokio runtime could not be started.
@@ -93,8 +111,16 @@ pub enum PgError {
 pub struct Dsn {
     config: Config,
     source: DsnSource,
-    verify_certs: bool,
+    tls: tls::Settings,
+    /// Built on first use and shared by clones (loading the platform roots is slow).
+    connector: Arc<OnceLock<Result<MakeRustlsConnect, String>>>,
+    connect_timeout: Duration,
     password: Option<String>,
+    notes: Vec<String>,
+    /// The user's `options` (the runner's session settings are appended at connect time).
+    user_options: Option<String>,
+    /// Which of [`NEWER_TIMEOUTS`] the server knows (shrinks on "unrecognized parameter").
+    newer_timeouts: Arc<Mutex<Vec<&'static str>>>,
 }
 
 impl fmt::Debug for Dsn {
@@ -121,16 +147,18 @@ fn env_nonempty(env: &BTreeMap<String, String>, key: &str) -> Option<String> {
 /// messages produced before (or instead of) a successful parse.
 fn password_in_text(dsn: &str) -> Option<String> {
     if let Some(rest) = dsn
+        .trim_start()
         .strip_prefix("postgres://")
-        .or_else(|| dsn.strip_prefix("postgresql://"))
+        .or_else(|| dsn.trim_start().strip_prefix("postgresql://"))
     {
         let authority = rest.split(['/', '?']).next().unwrap_or("");
         let userinfo = authority.rsplit_once('@')?.0;
         let pass = userinfo.split_once(':')?.1;
         return (!pass.is_empty()).then(|| pass.to_owned());
     }
-    let idx = dsn.find("password=")?;
-    let after = dsn.get(idx + "password=".len()..)?;
+    let idx = dsn.find("password")?;
+    let after = dsn.get(idx + "password".len()..)?.trim_start();
+    let after = after.strip_prefix('=')?.trim_start();
     let pass = if let Some(quoted) = after.strip_prefix('\'') {
         quoted.split('\'').next().unwrap_or("")
     } else {
@@ -139,11 +167,67 @@ fn password_in_text(dsn: &str) -> Option<String> {
     (!pass.is_empty()).then(|| pass.to_owned())
 }
 
-fn scrub_with(text: &str, password: Option<&str>) -> String {
-    match password {
-        Some(p) if !p.is_empty() => text.replace(p, "***"),
-        _ => text.to_owned(),
+fn scrub_with(text: &str, passwords: &[&str]) -> String {
+    let mut out = text.to_owned();
+    for p in passwords.iter().filter(|p| !p.is_empty()) {
+        out = out.replace(p, "***");
     }
+    out
+}
+
+/// Timeouts only newer servers know (idle_session_timeout 14+, transaction_timeout 17+):
+/// the runner turns them off too, and drops each from its startup options once a server
+/// says it does not know it (see [`Pg::connect_with`]).
+const NEWER_TIMEOUTS: [&str; 2] = ["idle_session_timeout", "transaction_timeout"];
+
+/// The runner's own session settings, sent as startup options: they take precedence over
+/// role and database settings (`ALTER ROLE ... SET statement_timeout`) from the first moment
+/// of the session, and they come after the user's `options` so they win over those too.
+fn session_options(user_options: Option<&str>, newer: &[&str]) -> String {
+    let mut ours = format!(
+        "-c statement_timeout={} -c lock_timeout={} -c idle_in_transaction_session_timeout={}",
+        STATEMENT_TIMEOUT.as_millis(),
+        STATEMENT_TIMEOUT.as_millis(),
+        IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
+    );
+    for name in newer {
+        ours.push_str(&format!(" -c {name}=0"));
+    }
+    match user_options.map(str::trim).filter(|o| !o.is_empty()) {
+        Some(user) => format!("{user} {ours}"),
+        None => ours,
+    }
+}
+
+/// The values a setting may take, for "X is not one of ..." errors.
+fn one_of<T: Copy>(
+    s: &conninfo::Settings,
+    key: &str,
+    choices: &[(&str, T)],
+) -> Result<Option<T>, String> {
+    let Some((value, origin)) = s.get_with_origin(key) else {
+        return Ok(None);
+    };
+    choices
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|(_, v)| Some(*v))
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+            format!(
+                "{key} {value:?} (from {origin}) is not one of {}",
+                names.join(", ")
+            )
+        })
+}
+
+fn number<T: std::str::FromStr>(s: &conninfo::Settings, key: &str) -> Result<Option<T>, String> {
+    let Some((value, origin)) = s.get_with_origin(key) else {
+        return Ok(None);
+    };
+    value.trim().parse::<T>().map(Some).map_err(|_| {
+        format!("{key} {value:?} (from {origin}) is not a valid number for this setting")
+    })
 }
 
 impl Dsn {
@@ -154,7 +238,9 @@ impl Dsn {
     /// [`PgError::InvalidDsn`] when the chosen DSN does not parse.
     pub fn resolve(flag: Option<&str>) -> Result<Option<Self>, PgError> {
         let env: BTreeMap<String, String> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("PG") || k == "DATABASE_URL")
+            .filter(|(k, _)| {
+                k.starts_with("PG") || ["DATABASE_URL", "HOME", "USER"].contains(&k.as_str())
+            })
             .collect();
         Self::resolve_from(flag, &env)
     }
@@ -173,116 +259,248 @@ impl Dsn {
         if let Some(text) = env_nonempty(env, "DATABASE_URL") {
             return Self::parse(&text, DsnSource::DatabaseUrl, env).map(Some);
         }
-        let libpq = ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGHOSTADDR"];
+        let libpq = [
+            "PGHOST",
+            "PGPORT",
+            "PGUSER",
+            "PGDATABASE",
+            "PGHOSTADDR",
+            "PGSERVICE",
+        ];
         if libpq.iter().any(|k| env_nonempty(env, k).is_some()) {
             return Self::parse("", DsnSource::LibpqEnv, env).map(Some);
         }
         Ok(None)
     }
 
-    /// Parse a DSN string, filling unset fields from the libpq environment as libpq does.
+    /// Parse a DSN string, filling unset settings from the service file, the libpq
+    /// environment and the password file, as libpq does.
     ///
     /// # Errors
-    /// [`PgError::InvalidDsn`].
+    /// [`PgError::InvalidDsn`] naming the key, value, variable or file at fault.
     pub fn parse(
         text: &str,
         source: DsnSource,
         env: &BTreeMap<String, String>,
     ) -> Result<Self, PgError> {
         let text_password = password_in_text(text);
+        let env_password = env_nonempty(env, "PGPASSWORD");
         let invalid = |reason: String| PgError::InvalidDsn {
             source_name: source.as_str(),
-            reason: scrub_with(&reason, text_password.as_deref()),
+            reason: scrub_with(
+                &reason,
+                &[
+                    text_password.as_deref().unwrap_or(""),
+                    env_password.as_deref().unwrap_or(""),
+                ],
+            ),
         };
-        // tokio-postgres knows disable/prefer/require; libpq's verify-* modes mean "require,
-        // and check the certificate", allow means prefer.
-        let (mut text, mut verify_certs) = (text.to_owned(), false);
-        for mode in ["verify-full", "verify-ca"] {
-            if text.contains(&format!("sslmode={mode}")) {
-                text = text.replace(&format!("sslmode={mode}"), "sslmode=require");
-                verify_certs = true;
-            }
-        }
-        text = text.replace("sslmode=allow", "sslmode=prefer");
-        let mut config = if text.trim().is_empty() {
-            Config::new()
-        } else {
-            text.parse::<Config>()
-                .map_err(|e| invalid(format!("{e}")))?
-        };
-        if config.get_hosts().is_empty() {
-            match env_nonempty(env, "PGHOST") {
-                Some(h) => {
-                    for part in h.split(',') {
-                        if part.starts_with('/') {
-                            config.host_path(part);
-                        } else {
-                            config.host(part);
-                        }
-                    }
-                }
-                None => {
-                    config.host("localhost");
-                }
-            }
-        }
-        if config.get_ports().is_empty() {
-            if let Some(p) = env_nonempty(env, "PGPORT") {
-                let port = p
-                    .parse::<u16>()
-                    .map_err(|_| invalid(format!("PGPORT {p:?} is not a port number")))?;
-                config.port(port);
-            }
-        }
-        if config.get_user().is_none() {
-            let user = env_nonempty(env, "PGUSER")
-                .or_else(|| env_nonempty(env, "USER"))
-                .unwrap_or_else(|| "postgres".to_owned());
-            config.user(user);
-        }
-        if config.get_dbname().is_none() {
-            if let Some(db) = env_nonempty(env, "PGDATABASE") {
-                config.dbname(db);
-            }
-        }
-        if config.get_password().is_none() {
-            if let Some(p) = env_nonempty(env, "PGPASSWORD") {
-                config.password(p);
-            }
-        }
-        if !text.contains("sslmode=") {
-            match env_nonempty(env, "PGSSLMODE").as_deref() {
-                Some("disable") => {
-                    config.ssl_mode(SslMode::Disable);
-                }
-                Some("require") => {
-                    config.ssl_mode(SslMode::Require);
-                }
-                Some("verify-ca" | "verify-full") => {
-                    config.ssl_mode(SslMode::Require);
-                    verify_certs = true;
-                }
-                Some("allow" | "prefer") | None => {}
-                Some(other) => {
-                    return Err(invalid(format!(
-                        "PGSSLMODE {other:?} is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                    )))
-                }
-            }
-        }
-        config.application_name(APPLICATION_NAME);
-        config.connect_timeout(CONNECT_TIMEOUT);
-        config.keepalives(true);
-        config.keepalives_idle(Duration::from_secs(10));
-        let password = config
-            .get_password()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .or(text_password);
+        let mut s = conninfo::resolve(text, env).map_err(&invalid)?;
+        let user = s
+            .get("user")
+            .map(str::to_owned)
+            .or_else(|| env_nonempty(env, "USER"))
+            .unwrap_or_else(|| "postgres".to_owned());
+        conninfo::apply_passfile(&mut s, env, &user);
+        let (config, connect_timeout) = Self::config(&s, &user).map_err(&invalid)?;
+        let tls = Self::tls_settings(&s, env).map_err(&invalid)?;
+        let password = s.get("password").map(str::to_owned).or(text_password);
         Ok(Self {
             config,
             source,
-            verify_certs,
+            tls,
+            connector: Arc::new(OnceLock::new()),
+            connect_timeout,
             password,
+            notes: s.notes.clone(),
+            user_options: s.get("options").map(str::to_owned),
+            newer_timeouts: Arc::new(Mutex::new(NEWER_TIMEOUTS.to_vec())),
+        })
+    }
+
+    /// Build the tokio-postgres config from merged settings; every bad value is named.
+    fn config(s: &conninfo::Settings, user: &str) -> Result<(Config, Duration), String> {
+        let mut c = Config::new();
+        c.user(user);
+        if let Some(hosts) = s.get("host") {
+            for h in hosts.split(',') {
+                if h.starts_with('/') {
+                    c.host_path(h);
+                } else if !h.is_empty() {
+                    c.host(h);
+                }
+            }
+        }
+        if let Some((addrs, origin)) = s.get_with_origin("hostaddr") {
+            for a in addrs.split(',') {
+                let ip: IpAddr = a
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("hostaddr {a:?} (from {origin}) is not an IP address"))?;
+                c.hostaddr(ip);
+            }
+        }
+        if c.get_hosts().is_empty() && c.get_hostaddrs().is_empty() {
+            c.host("localhost");
+        }
+        if let Some((ports, origin)) = s.get_with_origin("port") {
+            for p in ports.split(',') {
+                let port = p
+                    .trim()
+                    .parse::<u16>()
+                    .map_err(|_| format!("port {p:?} (from {origin}) is not a port number"))?;
+                c.port(port);
+            }
+        }
+        if let Some(db) = s.get("dbname") {
+            c.dbname(db);
+        }
+        if let Some(pw) = s.get("password") {
+            c.password(pw);
+        }
+        c.application_name(
+            s.get("application_name")
+                .or_else(|| s.get("fallback_application_name"))
+                .unwrap_or(APPLICATION_NAME),
+        );
+        // libpq: at most the given seconds, at least 2; 0 (or negative) means "wait forever",
+        // which a runner must not do, so it means the default here.
+        let connect_timeout = match number::<i64>(s, "connect_timeout")? {
+            Some(secs) if secs > 0 => Duration::from_secs(secs.max(2).unsigned_abs()),
+            _ => CONNECT_TIMEOUT,
+        };
+        c.connect_timeout(connect_timeout);
+        c.keepalives(one_of(s, "keepalives", &[("1", true), ("0", false)])?.unwrap_or(true));
+        c.keepalives_idle(Duration::from_secs(
+            number::<u64>(s, "keepalives_idle")?.unwrap_or(10),
+        ));
+        if let Some(secs) = number::<u64>(s, "keepalives_interval")? {
+            c.keepalives_interval(Duration::from_secs(secs));
+        }
+        if let Some(n) = number::<u32>(s, "keepalives_count")? {
+            c.keepalives_retries(n);
+        }
+        if let Some(ms) = number::<u64>(s, "tcp_user_timeout")? {
+            c.tcp_user_timeout(Duration::from_millis(ms));
+        }
+        if let Some(v) = one_of(
+            s,
+            "channel_binding",
+            &[
+                ("disable", ChannelBinding::Disable),
+                ("prefer", ChannelBinding::Prefer),
+                ("require", ChannelBinding::Require),
+            ],
+        )? {
+            c.channel_binding(v);
+        }
+        if let Some(v) = one_of(
+            s,
+            "sslnegotiation",
+            &[
+                ("postgres", SslNegotiation::Postgres),
+                ("direct", SslNegotiation::Direct),
+            ],
+        )? {
+            c.ssl_negotiation(v);
+        }
+        if let Some(v) = one_of(
+            s,
+            "target_session_attrs",
+            &[
+                ("any", TargetSessionAttrs::Any),
+                ("read-write", TargetSessionAttrs::ReadWrite),
+            ],
+        )? {
+            c.target_session_attrs(v);
+        }
+        if let Some(v) = one_of(
+            s,
+            "load_balance_hosts",
+            &[
+                ("disable", LoadBalanceHosts::Disable),
+                ("random", LoadBalanceHosts::Random),
+            ],
+        )? {
+            c.load_balance_hosts(v);
+        }
+        // The runner has no GSSAPI: "prefer" then means plain TLS/TCP, as libpq without GSS.
+        one_of(s, "gssencmode", &[("disable", ()), ("prefer", ())])?;
+        Ok((c, connect_timeout))
+    }
+
+    /// libpq's TLS rules: the mode, the root file (`sslrootcert`, else `~/.postgresql/root.crt`
+    /// when it exists; a root file makes `prefer`/`require` check the chain, as in libpq),
+    /// the client certificate (`sslcert`/`sslkey`, else `~/.postgresql/postgresql.{crt,key}`).
+    fn tls_settings(
+        s: &conninfo::Settings,
+        env: &BTreeMap<String, String>,
+    ) -> Result<tls::Settings, String> {
+        let pg_dir = conninfo::home(env).map(|h| h.join(".postgresql"));
+        let default_file = |name: &str| {
+            pg_dir
+                .as_ref()
+                .map(|d| d.join(name))
+                .filter(|p| p.is_file())
+        };
+        let rootcert = s.get("sslrootcert");
+        let mode = match s.get_with_origin("sslmode") {
+            Some((text, origin)) => tls::Mode::parse(text).ok_or_else(|| {
+                format!(
+                    "sslmode {text:?} (from {origin}) is not one of disable, allow, prefer, \
+                     require, verify-ca, verify-full"
+                )
+            })?,
+            // libpq: sslrootcert=system implies verify-full.
+            None if rootcert == Some("system") => tls::Mode::VerifyFull,
+            None => tls::Mode::Prefer,
+        };
+        if rootcert == Some("system") && mode != tls::Mode::VerifyFull {
+            return Err(format!(
+                "sslmode {:?} may not be used with sslrootcert=system (use verify-full)",
+                mode.as_str()
+            ));
+        }
+        let root_file = match rootcert {
+            Some("system") => None,
+            Some(path) => Some(PathBuf::from(path)),
+            None => default_file("root.crt"),
+        };
+        let check = match (mode, &root_file) {
+            (tls::Mode::Disable, _) => tls::Check::None,
+            (tls::Mode::VerifyFull, _) => tls::Check::Full,
+            (tls::Mode::VerifyCa, _) | (_, Some(_)) => tls::Check::Chain,
+            _ => tls::Check::None,
+        };
+        let roots = root_file.map_or(tls::Roots::System, tls::Roots::File);
+        let cert = s
+            .get("sslcert")
+            .map(PathBuf::from)
+            .or_else(|| default_file("postgresql.crt"));
+        let client = match cert {
+            None => None,
+            Some(cert) => {
+                let key = s
+                    .get("sslkey")
+                    .map(PathBuf::from)
+                    .or_else(|| pg_dir.as_ref().map(|d| d.join("postgresql.key")))
+                    .ok_or_else(|| {
+                        format!(
+                            "sslcert {} is set but no sslkey (and no home directory for the \
+                             default key file)",
+                            cert.display()
+                        )
+                    })?;
+                Some((cert, key))
+            }
+        };
+        let sni = one_of(s, "sslsni", &[("1", true), ("0", false)])?.unwrap_or(true);
+        Ok(tls::Settings {
+            mode,
+            check,
+            roots,
+            client,
+            sni,
         })
     }
 
@@ -301,8 +519,19 @@ impl Dsn {
         Self {
             config,
             source: DsnSource::Embedded,
-            verify_certs: false,
+            tls: tls::Settings {
+                mode: tls::Mode::Disable,
+                check: tls::Check::None,
+                roots: tls::Roots::System,
+                client: None,
+                sni: true,
+            },
+            connector: Arc::new(OnceLock::new()),
+            connect_timeout: CONNECT_TIMEOUT,
             password: None,
+            notes: Vec::new(),
+            user_options: None,
+            newer_timeouts: Arc::new(Mutex::new(NEWER_TIMEOUTS.to_vec())),
         }
     }
 
@@ -313,6 +542,19 @@ impl Dsn {
         d.config.user(user).password(password);
         // Scrub both: the run's own password and the temporary role's.
         d.password = Some(password.to_owned());
+        // The run's client certificate names the run's user, not this one.
+        if d.tls.client.is_some() {
+            d.tls.client = None;
+            d.connector = Arc::new(OnceLock::new());
+        }
+        d
+    }
+
+    /// The same DSN for another database of the cluster.
+    #[must_use]
+    pub fn with_dbname(&self, dbname: &str) -> Self {
+        let mut d = self.clone();
+        d.config.dbname(dbname);
         d
     }
 
@@ -328,11 +570,17 @@ impl Dsn {
         self.config.get_user().unwrap_or("")
     }
 
+    /// The effective `sslmode`.
+    #[must_use]
+    pub fn ssl_mode(&self) -> tls::Mode {
+        self.tls.mode
+    }
+
     /// A printable form: `postgres://user@host:port/db?sslmode=...`, never the password.
     #[must_use]
     pub fn redacted(&self) -> String {
         let c = &self.config;
-        let hosts: Vec<String> = c
+        let mut hosts: Vec<String> = c
             .get_hosts()
             .iter()
             .map(|h| match h {
@@ -340,29 +588,35 @@ impl Dsn {
                 Host::Unix(p) => p.display().to_string(),
             })
             .collect();
+        if hosts.is_empty() {
+            hosts = c.get_hostaddrs().iter().map(ToString::to_string).collect();
+        }
         let port = c
             .get_ports()
             .first()
             .map_or_else(|| "5432".to_owned(), u16::to_string);
         let pass = if self.password.is_some() { ":***" } else { "" };
-        let mode = match (c.get_ssl_mode(), self.verify_certs) {
-            (SslMode::Disable, _) => "disable",
-            (SslMode::Require, true) => "verify-full",
-            (SslMode::Require, false) => "require",
-            _ => "prefer",
-        };
         format!(
-            "postgres://{}{pass}@{}:{port}/{}?sslmode={mode}",
+            "postgres://{}{pass}@{}:{port}/{}?sslmode={}",
             c.get_user().unwrap_or(""),
             hosts.join(","),
             c.get_dbname().unwrap_or(c.get_user().unwrap_or("")),
+            self.tls.mode.as_str(),
         )
     }
 
     /// Remove the password from any text (server or library messages).
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {
-        scrub_with(text, self.password.as_deref())
+        scrub_with(text, &[self.password.as_deref().unwrap_or("")])
+    }
+
+    /// The TLS connector (built once per DSN and its clones).
+    fn connector(&self) -> Result<MakeRustlsConnect, PgError> {
+        self.connector
+            .get_or_init(|| tls::connector(&self.tls))
+            .clone()
+            .map_err(|e| PgError::Tls(self.scrub(&e)))
     }
 }
 
@@ -394,24 +648,56 @@ pub fn describe_error(dsn: &Dsn, e: &tokio_postgres::Error) -> String {
     dsn.scrub(&text)
 }
 
-/// The TLS connector, built once per process and mode: loading the system trust store is
-/// slow, and the race suite opens many connections at once.
-fn tls_connector(verify: bool) -> Result<postgres_native_tls::MakeTlsConnector, String> {
-    static NO_VERIFY: OnceLock<Result<postgres_native_tls::MakeTlsConnector, String>> =
-        OnceLock::new();
-    static VERIFY: OnceLock<Result<postgres_native_tls::MakeTlsConnector, String>> =
-        OnceLock::new();
-    let cell = if verify { &VERIFY } else { &NO_VERIFY };
-    cell.get_or_init(|| {
-        // libpq's `require` encrypts without checking the certificate; verify-* check it.
-        native_tls::TlsConnector::builder()
-            .danger_accept_invalid_certs(!verify)
-            .danger_accept_invalid_hostnames(!verify)
-            .build()
-            .map(postgres_native_tls::MakeTlsConnector::new)
-            .map_err(|e| e.to_string())
-    })
-    .clone()
+/// What to do about a failed connection attempt, by cause.
+fn connect_hint(dsn: &Dsn, e: &tokio_postgres::Error) -> String {
+    let code = e.as_db_error().map(|d| d.code().code().to_owned());
+    let mut hint = match code.as_deref() {
+        Some("53300") => "the server has no free connection slot (max_connections, or a \
+            CONNECTION LIMIT on the role or database): close other sessions or raise the limit \
+            (README, \"What a run needs from the database\")"
+            .to_owned(),
+        Some("57P03") => {
+            "the server is starting up, shutting down or in recovery: wait and rerun".to_owned()
+        }
+        Some("28P01") => format!(
+            "the password of role {} was refused: check the password (DSN, PGPASSWORD or the \
+             password file)",
+            dsn.user()
+        ),
+        Some("28000") => "the server refuses this login (pg_hba.conf, or the role may not log \
+            in): check user, database, sslmode and client certificate"
+            .to_owned(),
+        Some("3D000") => "the database does not exist: check dbname".to_owned(),
+        Some("57014" | "25P04") => "a server-side timeout cancelled the runner's session \
+            setup: check the role's and database's transaction_timeout"
+            .to_owned(),
+        Some(_) => "the server refused the session: see its message".to_owned(),
+        None if tls::is_tls_error(e) => format!(
+            "the TLS handshake failed under sslmode={}: check sslrootcert (the CA that signed \
+             the server's certificate), the host name (verify-full) and sslcert/sslkey",
+            dsn.tls.mode.as_str()
+        ),
+        None if e.to_string().contains("TLS") || describe_error(dsn, e).contains("ssl") => {
+            format!(
+                "the server does not accept TLS under sslmode={}: enable ssl on the server or \
+                 use sslmode=prefer",
+                dsn.tls.mode.as_str()
+            )
+        }
+        None => HINT_UNREACHABLE.to_owned(),
+    };
+    for note in &dsn.notes {
+        hint.push_str(&format!(" (note: {note})"));
+    }
+    hint
+}
+
+/// How one connection attempt failed.
+enum Attempt {
+    /// The server or the network refused it (the caller classifies and may retry).
+    Refused(tokio_postgres::Error),
+    /// Anything else (TLS set-up, timeout), already a [`PgError`].
+    Other(PgError),
 }
 
 /// The database door of one run: a runtime, a DSN and a pool of ready connections.
@@ -504,41 +790,77 @@ impl Pg {
             .map_err(|_| PgError::Timeout(WORK_TIMEOUT))
     }
 
-    /// Open a new connection with `dsn` (TLS as the DSN asks) and set the session up.
+    /// Open a new connection with `dsn` (TLS as the DSN asks), the session settings sent as
+    /// startup options. A server that does not know one of [`NEWER_TIMEOUTS`] refuses the
+    /// session (42704); the runner then retries without it and remembers that for the DSN.
     ///
     /// # Errors
-    /// [`PgError::Connect`] or [`PgError::Tls`].
+    /// [`PgError::Connect`] (with a hint that depends on the cause) or [`PgError::Tls`].
     pub async fn connect_with(dsn: &Dsn) -> Result<Client, PgError> {
-        let connect_err = |reason: String| PgError::Connect {
+        loop {
+            let newer = dsn
+                .newer_timeouts
+                .lock()
+                .map(|v| v.clone())
+                .unwrap_or_default();
+            let mut config = dsn.config.clone();
+            config.options(session_options(dsn.user_options.as_deref(), &newer));
+            match Self::connect_once(dsn, config).await {
+                Err(Attempt::Refused(e)) => {
+                    let unknown = e
+                        .as_db_error()
+                        .filter(|d| d.code().code() == "42704")
+                        .and_then(|d| newer.iter().copied().find(|n| d.message().contains(n)));
+                    match (unknown, dsn.newer_timeouts.lock()) {
+                        (Some(name), Ok(mut known)) => known.retain(|n| *n != name),
+                        _ => return Err(Self::connect_error(dsn, &e)),
+                    }
+                }
+                Err(Attempt::Other(e)) => return Err(e),
+                Ok(client) => return Ok(client),
+            }
+        }
+    }
+
+    fn connect_error(dsn: &Dsn, e: &tokio_postgres::Error) -> PgError {
+        PgError::Connect {
             dsn: dsn.redacted(),
-            reason,
+            reason: describe_error(dsn, e),
+            hint: connect_hint(dsn, e),
+        }
+    }
+
+    async fn connect_once(dsn: &Dsn, mut config: Config) -> Result<Client, Attempt> {
+        let no_answer = || {
+            Attempt::Other(PgError::Connect {
+                dsn: dsn.redacted(),
+                reason: format!("no answer within {:?}", dsn.connect_timeout),
+                hint: HINT_UNREACHABLE.to_owned(),
+            })
         };
-        let client = if dsn.config.get_ssl_mode() == SslMode::Disable {
-            let (client, conn) =
-                tokio::time::timeout(CONNECT_TIMEOUT, dsn.config.connect(tokio_postgres::NoTls))
-                    .await
-                    .map_err(|_| connect_err(format!("no answer within {CONNECT_TIMEOUT:?}")))?
-                    .map_err(|e| connect_err(describe_error(dsn, &e)))?;
-            tokio::spawn(conn);
-            client
-        } else {
-            let tls = tls_connector(dsn.verify_certs).map_err(|e| PgError::Tls(dsn.scrub(&e)))?;
-            let (client, conn) = tokio::time::timeout(CONNECT_TIMEOUT, dsn.config.connect(tls))
+        // The config's own connect_timeout bounds each host; this bounds the whole attempt.
+        let bound = dsn.connect_timeout.saturating_mul(2);
+        if dsn.tls.mode == tls::Mode::Disable {
+            config.ssl_mode(SslMode::Disable);
+            let (client, conn) = tokio::time::timeout(bound, config.connect(tokio_postgres::NoTls))
                 .await
-                .map_err(|_| connect_err(format!("no answer within {CONNECT_TIMEOUT:?}")))?
-                .map_err(|e| connect_err(describe_error(dsn, &e)))?;
+                .map_err(|_| no_answer())?
+                .map_err(Attempt::Refused)?;
             tokio::spawn(conn);
-            client
-        };
-        client
-            .batch_execute(&format!(
-                "SET statement_timeout = {}; SET lock_timeout = {}",
-                STATEMENT_TIMEOUT.as_millis(),
-                STATEMENT_TIMEOUT.as_millis()
-            ))
-            .await
-            .map_err(|e| connect_err(describe_error(dsn, &e)))?;
-        Ok(client)
+            Ok(client)
+        } else {
+            config.ssl_mode(match dsn.tls.mode {
+                tls::Mode::Allow | tls::Mode::Prefer => SslMode::Prefer,
+                _ => SslMode::Require,
+            });
+            let tls = dsn.connector().map_err(Attempt::Other)?;
+            let (client, conn) = tokio::time::timeout(bound, config.connect(tls))
+                .await
+                .map_err(|_| no_answer())?
+                .map_err(Attempt::Refused)?;
+            tokio::spawn(conn);
+            Ok(client)
+        }
     }
 
     /// Open a new (unpooled) connection with the run's DSN.
@@ -656,27 +978,133 @@ mod tests {
 
     #[test]
     fn sslmodes() {
-        let d = Dsn::parse(
-            "postgres://u@h/d?sslmode=verify-full",
-            DsnSource::Flag,
-            &BTreeMap::new(),
-        )
-        .unwrap();
-        assert!(d.verify_certs);
-        assert_eq!(d.config.get_ssl_mode(), SslMode::Require);
+        let e = BTreeMap::new();
+        let d = Dsn::parse("postgres://u@h/d?sslmode=verify-full", DsnSource::Flag, &e).unwrap();
+        assert_eq!(d.tls.check, tls::Check::Full);
+        assert_eq!(d.tls.roots, tls::Roots::System);
+        let d = Dsn::parse("postgres://u@h/d?sslmode=verify-ca", DsnSource::Flag, &e).unwrap();
+        assert_eq!(d.tls.check, tls::Check::Chain);
+        assert!(
+            d.redacted().ends_with("sslmode=verify-ca"),
+            "{}",
+            d.redacted()
+        );
         let d = Dsn::parse(
             "postgres://u@h/d",
             DsnSource::Flag,
             &env(&[("PGSSLMODE", "require")]),
         )
         .unwrap();
-        assert_eq!(d.config.get_ssl_mode(), SslMode::Require);
-        assert!(!d.verify_certs);
-        assert!(Dsn::parse(
+        assert_eq!(
+            (d.tls.mode, d.tls.check),
+            (tls::Mode::Require, tls::Check::None)
+        );
+        // libpq: a root file makes require check the chain.
+        let d = Dsn::parse(
+            "host=h sslmode=require sslrootcert=/ca.pem",
+            DsnSource::Flag,
+            &e,
+        )
+        .unwrap();
+        assert_eq!(d.tls.check, tls::Check::Chain);
+        assert_eq!(d.tls.roots, tls::Roots::File("/ca.pem".into()));
+        let d = Dsn::parse("host=h sslrootcert=system", DsnSource::Flag, &e).unwrap();
+        assert_eq!(d.tls.mode, tls::Mode::VerifyFull);
+        let err = Dsn::parse(
+            "host=h sslmode=require sslrootcert=system",
+            DsnSource::Flag,
+            &e,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("verify-full"), "{err}");
+        let err = Dsn::parse(
             "postgres://u@h/d",
             DsnSource::Flag,
-            &env(&[("PGSSLMODE", "bogus")])
+            &env(&[("PGSSLMODE", "bogus")]),
         )
-        .is_err());
+        .unwrap_err();
+        assert!(err.to_string().contains("PGSSLMODE"), "{err}");
+        let d = Dsn::parse(
+            "host=h sslcert=/c.pem sslkey=/k.pem",
+            DsnSource::Flag,
+            &env(&[("PGSSLMODE", "disable")]),
+        )
+        .unwrap();
+        assert_eq!(d.tls.check, tls::Check::None);
+        assert_eq!(
+            d.tls.client,
+            Some((PathBuf::from("/c.pem"), PathBuf::from("/k.pem")))
+        );
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = BTreeMap::new();
+        for (text, word) in [
+            ("postgres://u:pw-secret@h:notaport/d", "port \"notaport\""),
+            (
+                "host=h port=5432 connect_timeout=soon password=pw-secret",
+                "connect_timeout",
+            ),
+            (
+                "host=h target_session_attrs=standby",
+                "target_session_attrs",
+            ),
+            ("host=h hostaddr=not-an-ip", "hostaddr"),
+            ("host=h sslmode=verify", "sslmode \"verify\""),
+            ("host=h sslrootcrt=/x", "\"sslrootcrt\""),
+            ("postgres://h/d?sslmdoe=require", "\"sslmdoe\""),
+        ] {
+            let err = Dsn::parse(text, DsnSource::Flag, &e)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(word), "{text}: {err}");
+            assert!(!err.contains("pw-secret"), "{err}");
+        }
+        let err = Dsn::parse(
+            "",
+            DsnSource::LibpqEnv,
+            &env(&[("PGPORT", "x"), ("PGPASSWORD", "pw-secret")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("(from PGPORT)"), "{err}");
+    }
+
+    #[test]
+    fn session_settings_and_application_name() {
+        let d = Dsn::parse(
+            "host=h options='-c work_mem=64MB'",
+            DsnSource::Flag,
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        let opts = session_options(d.user_options.as_deref(), &NEWER_TIMEOUTS);
+        assert!(
+            opts.starts_with("-c work_mem=64MB -c statement_timeout=30000"),
+            "{opts}"
+        );
+        assert!(
+            opts.contains("idle_in_transaction_session_timeout="),
+            "{opts}"
+        );
+        assert!(opts.ends_with("-c transaction_timeout=0"), "{opts}");
+        assert_eq!(d.config.get_application_name(), Some(APPLICATION_NAME));
+        let d = Dsn::parse("host=h", DsnSource::Flag, &env(&[("PGAPPNAME", "mine")])).unwrap();
+        assert_eq!(d.config.get_application_name(), Some("mine"));
+        let d = Dsn::parse(
+            "host=h connect_timeout=1",
+            DsnSource::Flag,
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(d.connect_timeout, Duration::from_secs(2));
+        let d = Dsn::parse(
+            "host=h connect_timeout=0",
+            DsnSource::Flag,
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(d.connect_timeout, CONNECT_TIMEOUT);
     }
 }

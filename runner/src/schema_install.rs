@@ -4,8 +4,20 @@
 //! producer role only through the tokens `@schema@` and `@producer_role@`; the substitution
 //! rule (schema/README.md) replaces each token, byte for byte, with the double-quoted name.
 //! Names are restricted to `^[A-Za-z_][A-Za-z0-9_]{0,62}$` so quoting is always safe.
+//!
+//! `schema install` never replaces a different implementation silently: it first compares
+//! the installed schema with the reference ([`status`]: the reference is installed into a
+//! scratch schema inside a transaction that is rolled back, and the two catalogs are
+//! compared object by object) and refuses, naming what differs, unless forced. It marks what
+//! it creates with a comment ([`MARK`]), so `schema uninstall` removes exactly that.
+
+use std::collections::BTreeMap;
 
 use crate::pg::{Dsn, Pg, PgError};
+
+/// The comment `schema install` puts on every schema, role, function, table and type it
+/// creates; `schema uninstall` removes only objects that carry it.
+pub const MARK: &str = "created by awa-conformance schema install";
 
 /// The reference SQL files, in install order (file name, contents).
 pub const FILES: [(&str, &str); 5] = [
@@ -50,6 +62,27 @@ pub enum InstallError {
     Apply {
         /// The file that failed.
         file: &'static str,
+        /// The server's error (scrubbed).
+        reason: String,
+    },
+    /// The schema holds objects that differ from the reference: installing would replace them.
+    #[error(
+        "schema {schema} holds a different implementation, which install would replace: {}; \
+         nothing was changed. Test it as it is (awa-conformance --schema {schema}), compare \
+         with `awa-conformance schema status`, or pass --force to overwrite it",
+        .differences.join("; ")
+    )]
+    Differs {
+        /// The schema.
+        schema: String,
+        /// What differs (one entry per object).
+        differences: Vec<String>,
+    },
+    /// Comparing or uninstalling failed on the server (the transaction was rolled back).
+    #[error("{what} failed: {reason}; nothing was changed (one transaction)")]
+    Db {
+        /// What was being done.
+        what: &'static str,
         /// The server's error (scrubbed).
         reason: String,
     },
@@ -125,16 +158,285 @@ pub fn print(schema: &str, role: &str) -> Result<String, InstallError> {
     Ok(out)
 }
 
-/// Apply every file in one transaction through an open client.
+/// One object of a catalog snapshot: `(kind, name)` → definition.
+type Snapshot = BTreeMap<(String, String), String>;
+
+/// How the installed schema compares with the reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// No reference object is installed (the schema is absent or holds only other objects).
+    Missing,
+    /// Every reference object is installed with the reference definition. `others` lists
+    /// objects the reference does not have (e.g. a released Awa sharing the schema).
+    Same {
+        /// Objects outside the reference, left alone by install and uninstall.
+        others: Vec<String>,
+    },
+    /// Some reference objects are missing or different.
+    Different {
+        /// Reference objects whose installed definition differs (install would replace them).
+        differs: Vec<String>,
+        /// Reference objects that are not installed.
+        missing: Vec<String>,
+        /// Objects outside the reference.
+        others: Vec<String>,
+    },
+}
+
+impl Status {
+    /// A short word: `missing`, `same` or `different`.
+    #[must_use]
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Same { .. } => "same",
+            Self::Different { .. } => "different",
+        }
+    }
+
+    /// A multi-line report for `schema status`.
+    #[must_use]
+    pub fn report(&self, schema: &str) -> String {
+        let s = quote_ident(schema);
+        let mut out = match self {
+            Self::Missing => format!("missing: schema {s} holds no object of the reference\n"),
+            Self::Same { .. } => {
+                format!("same: schema {s} holds the reference, object for object\n")
+            }
+            Self::Different { .. } => {
+                format!("different: schema {s} differs from the reference\n")
+            }
+        };
+        let (differs, missing, others): (&[String], &[String], &[String]) = match self {
+            Self::Missing => (&[], &[], &[]),
+            Self::Same { others } => (&[], &[], others),
+            Self::Different {
+                differs,
+                missing,
+                others,
+            } => (differs, missing, others),
+        };
+        for d in differs {
+            out.push_str(&format!("  differs: {d}\n"));
+        }
+        for m in missing {
+            out.push_str(&format!("  missing: {m}\n"));
+        }
+        for o in others {
+            out.push_str(&format!("  not in the reference (left alone): {o}\n"));
+        }
+        out
+    }
+}
+
+fn db_err<'a>(
+    dsn: &'a Dsn,
+    what: &'static str,
+) -> impl Fn(tokio_postgres::Error) -> InstallError + 'a {
+    move |e| InstallError::Db {
+        what,
+        reason: crate::pg::describe_error(dsn, &e),
+    }
+}
+
+async fn snapshot(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    schema: &str,
+) -> Result<Snapshot, InstallError> {
+    let rows = tx
+        .query(include_str!("../sql/schema_snapshot.sql"), &[&schema])
+        .await
+        .map_err(db_err(dsn, "reading the installed schema"))?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .collect())
+}
+
+/// The first line where two definitions differ, for a one-line report.
+fn first_difference(installed: &str, reference: &str) -> String {
+    let cut = |l: &str| l.trim().chars().take(100).collect::<String>();
+    let (a, b): (Vec<&str>, Vec<&str>) = (installed.lines().collect(), reference.lines().collect());
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i).copied(), b.get(i).copied());
+        if x != y {
+            return format!(
+                "line {}: installed `{}`, reference `{}`",
+                i + 1,
+                x.map_or_else(|| "(end)".to_owned(), cut),
+                y.map_or_else(|| "(end)".to_owned(), cut)
+            );
+        }
+    }
+    "definitions differ".to_owned()
+}
+
+/// Compare the installed schema with the reference, inside `tx` (which the caller rolls
+/// back or commits; the scratch reference is dropped again either way).
+async fn compare(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    schema: &str,
+    role: &str,
+) -> Result<Status, InstallError> {
+    // Qualified names in every definition; the caller's search_path is restored at the end.
+    let saved: String = tx
+        .query_one(
+            "SELECT pg_catalog.current_setting('search_path'), \
+             pg_catalog.set_config('search_path', 'pg_catalog', true)",
+            &[],
+        )
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?
+        .get(0);
+    let installed = snapshot(tx, dsn, schema).await?;
+    let scratch = format!("awa_conformance_ref_{}", crate::suites::db::run_id());
+    tx.batch_execute("SAVEPOINT awa_conformance_reference")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    for (file, sql) in substituted(&scratch, role)? {
+        tx.batch_execute(&sql)
+            .await
+            .map_err(|e| InstallError::Apply {
+                file,
+                reason: crate::pg::describe_error(dsn, &e),
+            })?;
+    }
+    tx.batch_execute("SET LOCAL search_path = pg_catalog")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    let reference_raw = snapshot(tx, dsn, &scratch).await?;
+    tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_reference")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    // The scratch name is unique, so replacing it cannot touch anything else: first where
+    // the install files wrote it (always quoted), then where the server printed it (quoted
+    // only when needed, which the server's quote_ident decides).
+    let printed: String = tx
+        .query_one(
+            "SELECT pg_catalog.quote_ident($1), pg_catalog.set_config('search_path', $2, true)",
+            &[&schema, &saved],
+        )
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?
+        .get(0);
+    let fix = |t: &str| {
+        t.replace(&quote_ident(&scratch), &quote_ident(schema))
+            .replace(&scratch, &printed)
+    };
+    let reference: Snapshot = reference_raw
+        .into_iter()
+        .map(|((k, n), d)| ((k, fix(&n)), fix(&d)))
+        .collect();
+    let label = |(k, n): &(String, String)| format!("{k} {n}");
+    let has_reference_object = installed
+        .keys()
+        .any(|key| key.0 != "schema" && reference.contains_key(key));
+    if !has_reference_object {
+        return Ok(Status::Missing);
+    }
+    let mut differs = Vec::new();
+    let mut missing = Vec::new();
+    for (key, def) in &reference {
+        match installed.get(key) {
+            None => missing.push(label(key)),
+            Some(got) if got != def => {
+                differs.push(format!("{} ({})", label(key), first_difference(got, def)));
+            }
+            Some(_) => {}
+        }
+    }
+    let others: Vec<String> = installed
+        .keys()
+        .filter(|k| !reference.contains_key(*k))
+        .map(label)
+        .collect();
+    Ok(if differs.is_empty() && missing.is_empty() {
+        Status::Same { others }
+    } else {
+        Status::Different {
+            differs,
+            missing,
+            others,
+        }
+    })
+}
+
+/// Top-level objects of `schema` install can create: (SQL kind, identity, marked).
+async fn objects(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    schema: &str,
+) -> Result<Vec<(String, String, bool)>, InstallError> {
+    let err = db_err(dsn, "listing the schema's objects");
+    let saved: String = tx
+        .query_one(
+            "SELECT pg_catalog.current_setting('search_path'), \
+             pg_catalog.set_config('search_path', 'pg_catalog', true)",
+            &[],
+        )
+        .await
+        .map_err(&err)?
+        .get(0);
+    let rows = tx
+        .query(include_str!("../sql/schema_objects.sql"), &[&schema, &MARK])
+        .await
+        .map_err(&err)?;
+    tx.execute(
+        "SELECT pg_catalog.set_config('search_path', $1, true)",
+        &[&saved],
+    )
+    .await
+    .map_err(&err)?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// (schema exists, schema marked, role exists, role marked).
+async fn marks(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    schema: &str,
+    role: &str,
+) -> Result<(bool, bool, bool, bool), InstallError> {
+    let r = tx
+        .query_one(
+            include_str!("../sql/schema_marks.sql"),
+            &[&schema, &role, &MARK],
+        )
+        .await
+        .map_err(db_err(dsn, "reading what install created"))?;
+    Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
+}
+
+/// What `install_with` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Installed {
+    /// The reference was installed (fresh, or completing a partial install).
+    Installed,
+    /// The identical reference was already there; nothing was changed.
+    AlreadyThere,
+    /// A different implementation was overwritten (`--force`).
+    Overwritten,
+}
+
+/// Apply every file in one transaction through an open client, unless the schema holds
+/// objects that differ from the reference (then refuse, unless `force`). Marks every
+/// object it creates with [`MARK`].
 ///
 /// # Errors
-/// [`InstallError::Apply`] naming the file (everything rolled back), or a bad name.
+/// [`InstallError::Differs`], [`InstallError::Apply`] naming the file (everything rolled
+/// back), or a bad name.
 pub async fn install_with(
     client: &mut tokio_postgres::Client,
     dsn: &Dsn,
     schema: &str,
     role: &str,
-) -> Result<(), InstallError> {
+    force: bool,
+) -> Result<Installed, InstallError> {
     let files = substituted(schema, role)?;
     let tx = client
         .transaction()
@@ -143,6 +445,30 @@ pub async fn install_with(
             file: "BEGIN",
             reason: crate::pg::describe_error(dsn, &e),
         })?;
+    let status = compare(&tx, dsn, schema, role).await?;
+    let outcome = match &status {
+        Status::Same { .. } => return Ok(Installed::AlreadyThere),
+        Status::Different { differs, .. } if !differs.is_empty() => {
+            if !force {
+                return Err(InstallError::Differs {
+                    schema: schema.to_owned(),
+                    differences: differs.clone(),
+                });
+            }
+            Installed::Overwritten
+        }
+        _ => Installed::Installed,
+    };
+    let (schema_existed, _, role_existed, _) = marks(&tx, dsn, schema, role).await?;
+    let before: Vec<String> = if schema_existed {
+        objects(&tx, dsn, schema)
+            .await?
+            .into_iter()
+            .map(|o| o.1)
+            .collect()
+    } else {
+        Vec::new()
+    };
     for (file, sql) in &files {
         tx.batch_execute(sql)
             .await
@@ -151,24 +477,196 @@ pub async fn install_with(
                 reason: crate::pg::describe_error(dsn, &e),
             })?;
     }
+    // MARK holds no quote, so it needs no escaping as a literal.
+    let mark = format!("'{MARK}'");
+    let mut comments = String::new();
+    for (kind, identity, _) in objects(&tx, dsn, schema).await? {
+        if !before.contains(&identity) {
+            comments.push_str(&format!("COMMENT ON {kind} {identity} IS {mark};\n"));
+        }
+    }
+    if !schema_existed {
+        comments.push_str(&format!(
+            "COMMENT ON SCHEMA {} IS {mark};\n",
+            quote_ident(schema)
+        ));
+    }
+    if !role_existed {
+        comments.push_str(&format!(
+            "COMMENT ON ROLE {} IS {mark};\n",
+            quote_ident(role)
+        ));
+    }
+    tx.batch_execute(&comments)
+        .await
+        .map_err(|e| InstallError::Apply {
+            file: "marking what install created",
+            reason: crate::pg::describe_error(dsn, &e),
+        })?;
     tx.commit().await.map_err(|e| InstallError::Apply {
         file: "COMMIT",
         reason: crate::pg::describe_error(dsn, &e),
-    })
+    })?;
+    Ok(outcome)
 }
 
-/// Connect to `dsn` and install the reference schema in one transaction.
-///
-/// # Errors
-/// [`InstallError`].
-pub fn install(dsn: &Dsn, schema: &str, role: &str) -> Result<(), InstallError> {
-    check("schema", schema)?;
-    check("producer role", role)?;
+/// Run `f` on a fresh connection to `dsn`.
+fn with_client<T>(
+    dsn: &Dsn,
+    f: impl AsyncFnOnce(&mut tokio_postgres::Client) -> Result<T, InstallError>,
+) -> Result<T, InstallError> {
     let pg = Pg::new(dsn.clone())?;
     pg.block_on(async {
         let mut client = pg.connect().await?;
-        install_with(&mut client, dsn, schema, role).await
+        f(&mut client).await
     })?
+}
+
+/// Connect to `dsn` and install the reference schema in one transaction (see
+/// [`install_with`]).
+///
+/// # Errors
+/// [`InstallError`].
+pub fn install(
+    dsn: &Dsn,
+    schema: &str,
+    role: &str,
+    force: bool,
+) -> Result<Installed, InstallError> {
+    check("schema", schema)?;
+    check("producer role", role)?;
+    with_client(dsn, async |client| {
+        install_with(client, dsn, schema, role, force).await
+    })
+}
+
+/// Compare the installed schema with the reference; changes nothing.
+///
+/// # Errors
+/// [`InstallError`].
+pub fn status(dsn: &Dsn, schema: &str, role: &str) -> Result<Status, InstallError> {
+    check("schema", schema)?;
+    check("producer role", role)?;
+    with_client(dsn, async |client| {
+        let tx = client.transaction().await.map_err(db_err(dsn, "BEGIN"))?;
+        let status = compare(&tx, dsn, schema, role).await;
+        // Dropping the transaction rolls it back: the scratch reference never commits.
+        drop(tx);
+        status
+    })
+}
+
+/// What `uninstall` removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// Functions, tables and types, by identity.
+    pub objects: Vec<String>,
+    /// Whether the schema itself was removed.
+    pub schema: bool,
+    /// Whether the producer role was removed; `Some(reason)` when it was kept.
+    pub role: Result<bool, String>,
+}
+
+/// Remove exactly what `schema install` created (objects carrying [`MARK`]), in one
+/// transaction, after checking that none of them was replaced by a different definition.
+/// The schema and the role go only when install created them and nothing else uses them.
+///
+/// # Errors
+/// [`InstallError::Differs`] when a marked object differs from the reference, or a server
+/// error (e.g. something outside the schema depends on an object), nothing changed.
+pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, InstallError> {
+    check("schema", schema)?;
+    check("producer role", role)?;
+    with_client(dsn, async |client| {
+        let tx = client.transaction().await.map_err(db_err(dsn, "BEGIN"))?;
+        let status = compare(&tx, dsn, schema, role).await?;
+        let marked: Vec<(String, String)> = objects(&tx, dsn, schema)
+            .await?
+            .into_iter()
+            .filter(|o| o.2)
+            .map(|o| (o.0, o.1))
+            .collect();
+        if let Status::Different { differs, .. } = &status {
+            let replaced: Vec<String> = differs
+                .iter()
+                .filter(|d| marked.iter().any(|(_, id)| d.contains(id.as_str())))
+                .cloned()
+                .collect();
+            if !replaced.is_empty() {
+                return Err(InstallError::Differs {
+                    schema: schema.to_owned(),
+                    differences: replaced,
+                });
+            }
+        }
+        let mut removed = Removed {
+            objects: Vec::new(),
+            schema: false,
+            role: Ok(false),
+        };
+        for kind in ["FUNCTION", "TABLE", "TYPE"] {
+            let ids: Vec<&str> = marked
+                .iter()
+                .filter(|(k, _)| k == kind)
+                .map(|(_, id)| id.as_str())
+                .collect();
+            if !ids.is_empty() {
+                tx.batch_execute(&format!("DROP {kind} {}", ids.join(", ")))
+                    .await
+                    .map_err(db_err(dsn, "schema uninstall"))?;
+                removed
+                    .objects
+                    .extend(ids.iter().map(|id| format!("{} {id}", kind.to_lowercase())));
+            }
+        }
+        let (_, schema_marked, role_exists, role_marked) = marks(&tx, dsn, schema, role).await?;
+        if schema_marked {
+            // RESTRICT: objects install did not create stay, and so does the schema.
+            tx.batch_execute("SAVEPOINT awa_conformance_schema")
+                .await
+                .map_err(db_err(dsn, "schema uninstall"))?;
+            match tx
+                .batch_execute(&format!("DROP SCHEMA {} RESTRICT", quote_ident(schema)))
+                .await
+            {
+                Ok(()) => removed.schema = true,
+                Err(_) => tx
+                    .batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_schema")
+                    .await
+                    .map_err(db_err(dsn, "schema uninstall"))?,
+            }
+        }
+        if !removed.schema && role_exists {
+            // The schema stays: take back the grant install made on it.
+            tx.batch_execute(&format!(
+                "REVOKE USAGE ON SCHEMA {} FROM {}",
+                quote_ident(schema),
+                quote_ident(role)
+            ))
+            .await
+            .map_err(db_err(dsn, "schema uninstall"))?;
+        }
+        if role_marked {
+            tx.batch_execute("SAVEPOINT awa_conformance_role")
+                .await
+                .map_err(db_err(dsn, "schema uninstall"))?;
+            match tx
+                .batch_execute(&format!("DROP ROLE {}", quote_ident(role)))
+                .await
+            {
+                Ok(()) => removed.role = Ok(true),
+                Err(e) => {
+                    // Roles are cluster-wide: another database's install may still use it.
+                    removed.role = Err(crate::pg::describe_error(dsn, &e));
+                    tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_role")
+                        .await
+                        .map_err(db_err(dsn, "schema uninstall"))?;
+                }
+            }
+        }
+        tx.commit().await.map_err(db_err(dsn, "COMMIT"))?;
+        Ok(removed)
+    })
 }
 
 impl From<InstallError> for crate::error::Error {
@@ -176,9 +674,11 @@ impl From<InstallError> for crate::error::Error {
         match e {
             InstallError::InvalidName { .. } => Self::Usage(e.to_string()),
             InstallError::Pg(p) => p.into(),
-            InstallError::Apply { .. } => Self::DatabaseSetup {
-                detail: e.to_string(),
-            },
+            InstallError::Apply { .. } | InstallError::Differs { .. } | InstallError::Db { .. } => {
+                Self::DatabaseSetup {
+                    detail: e.to_string(),
+                }
+            }
         }
     }
 }

@@ -91,7 +91,12 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         }
         None => match EmbeddedCluster::start_default() {
             Ok(cluster) => {
-                crate::schema_install::install(cluster.dsn(), &args.schema, &args.producer_role)?;
+                crate::schema_install::install(
+                    cluster.dsn(),
+                    &args.schema,
+                    &args.producer_role,
+                    false,
+                )?;
                 ctx.set_provenance(PROVENANCE_DATABASE, "embedded".to_owned());
                 (cluster.dsn().clone(), Some(cluster))
             }
@@ -115,7 +120,13 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         // Ctrl-C must not leave a cluster behind; the watcher lives on the door's runtime.
         pg.block_on(async { cluster.stop_on_ctrl_c(&tokio::runtime::Handle::current()) })?;
     }
-    let setup = db::preflight(ctx, pg, &args.schema, &args.producer_role)?;
+    let setup = db::preflight(
+        ctx,
+        pg,
+        &args.schema,
+        &args.producer_role,
+        args.libtest.test_threads,
+    )?;
     Ok(Database {
         setup: Some(setup),
         cluster,

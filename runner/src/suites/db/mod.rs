@@ -18,16 +18,18 @@
 //! race and least-privilege suites must commit; they use run-scoped queue names
 //! (`awa_conformance_<run id>_…`), remove their rows afterwards, and drop their role. A run
 //! holds an advisory lock keyed by its run id for its whole life; at startup (after
-//! preflight) it sweeps the rows and login roles of run ids whose lock is free, i.e. of runs
-//! that were killed before they could clean up.
+//! preflight) it sweeps the rows and login roles of run ids whose lock is held in no database
+//! of the cluster, i.e. of runs that were killed before they could clean up ([`sweep`]).
 
 mod catalog;
+pub mod environment;
 mod function;
 mod privilege;
 mod race;
 mod rejection;
 mod rotor;
 mod support;
+pub mod sweep;
 mod uniqueness;
 
 use std::sync::Arc;
@@ -112,6 +114,10 @@ pub enum PreflightError {
     /// The contract schema is missing or wrong (exit 5); the message names the fix.
     #[error("{0}")]
     Schema(String),
+    /// The database cannot host a run: read-only, missing privileges, too few connections
+    /// (exit 4); the message names the fix.
+    #[error("{0}")]
+    Environment(String),
 }
 
 impl From<PreflightError> for crate::error::Error {
@@ -119,6 +125,7 @@ impl From<PreflightError> for crate::error::Error {
         match e {
             PreflightError::Unreachable(p) => p.into(),
             PreflightError::Schema(detail) => Self::Schema { detail },
+            PreflightError::Environment(detail) => Self::DatabaseSetup { detail },
         }
     }
 }
@@ -128,14 +135,24 @@ impl From<PreflightError> for crate::error::Error {
 /// `contract_version() = 1` and `contract_capabilities()`. Records server and contract
 /// versions as provenance.
 ///
+/// Before that, [`environment::check`] makes sure the database can host a run at all.
+///
 /// # Errors
-/// [`PreflightError::Unreachable`] or [`PreflightError::Schema`] with one clear line.
+/// [`PreflightError::Unreachable`], [`PreflightError::Environment`] or
+/// [`PreflightError::Schema`] with one clear line.
 pub fn preflight(
     ctx: &Arc<RunContext>,
     pg: Arc<Pg>,
     schema: &str,
     producer_role: &str,
+    test_threads: Option<usize>,
 ) -> Result<Arc<DbSetup>, PreflightError> {
+    let threads = environment::test_threads(test_threads);
+    pg.block_on(environment::check(&pg, schema, producer_role, threads))?
+        .map_err(|e| match e {
+            environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
+            other => PreflightError::Environment(other.to_string()),
+        })?;
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
     let (live, swept) = pg.block_on(mark_alive_and_sweep(&setup))??;
     setup.liveness = Some(live);
@@ -156,16 +173,16 @@ pub fn preflight(
 }
 
 /// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
-/// runs left behind (see [`support::sweep_leftovers`]).
+/// runs left behind (see [`sweep::sweep_leftovers`]).
 async fn mark_alive_and_sweep(
     setup: &DbSetup,
 ) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
     let live = setup.pg.connect().await?;
-    let (k1, k2) = support::liveness_key(&setup.run_id);
+    let (k1, k2) = sweep::liveness_key(&setup.run_id);
     live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
         .await
         .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
-    let swept = support::sweep_leftovers(&live, setup).await;
+    let swept = sweep::sweep_leftovers(&live, setup).await;
     Ok((live, swept))
 }
 

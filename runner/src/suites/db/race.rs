@@ -11,8 +11,8 @@ use super::support::{harness, insert, insert_sql, query_fail, sweep, unique_byte
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
-/// Concurrent connections.
-const RACERS: usize = 8;
+/// Concurrent connections (the environment preflight counts them).
+pub(super) const RACERS: usize = 8;
 
 async fn race(db: &Arc<DbSetup>, queue: &str) -> Result<(Vec<i64>, Verdict), CaseFailure> {
     // Open and prepare every connection first so the inserts start together.

@@ -640,7 +640,7 @@ pub(super) async fn sweep(
 }
 
 /// [`sweep`] on a given connection.
-async fn sweep_on(
+pub(super) async fn sweep_on(
     client: &Client,
     db: &DbSetup,
     scope: &str,
@@ -708,14 +708,17 @@ async fn sweep_on(
 }
 
 /// A base table of the schema and the columns a run-scoped row can be found by.
-struct SweepTable {
-    name: String,
-    queue: bool,
-    job_id: bool,
-    id: bool,
+pub(super) struct SweepTable {
+    pub(super) name: String,
+    pub(super) queue: bool,
+    pub(super) job_id: bool,
+    pub(super) id: bool,
 }
 
-async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
+pub(super) async fn sweep_tables(
+    client: &Client,
+    db: &DbSetup,
+) -> Result<Vec<SweepTable>, PgError> {
     let rows = client
         .query(include_str!("../../../sql/sweep_tables.sql"), &[&db.schema])
         .await
@@ -729,64 +732,4 @@ async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, 
             id: r.get(3),
         })
         .collect())
-}
-
-/// The advisory lock (two-int form) that marks run `run_id` as alive.
-pub(super) fn liveness_key(run_id: &str) -> (i32, i32) {
-    // "awac" and the low 32 bits of the run id (as the same bits in an i32).
-    let low = u32::from_str_radix(
-        run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(""),
-        16,
-    )
-    .unwrap_or(0);
-    (0x6177_6163, i32::from_ne_bytes(low.to_ne_bytes()))
-}
-
-/// Sweep what killed earlier runs left behind: rows of queues `awa_conformance_<id>_…` in
-/// this schema and login roles `awa_conformance_<id>_login` without a session, for every
-/// run id `<id>` whose liveness lock is free (its process is gone). `live` is this run's
-/// liveness session. Returns how many dead runs were swept.
-pub(super) async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
-    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    let mut ids: Vec<String> = Vec::new();
-    for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
-        let rows = live
-            .query(
-                &include_str!("../../../sql/leftover_queue_runs.sql")
-                    .replace("@S@", &db.s())
-                    .replace("@T@", &quote_ident(&t.name)),
-                &[],
-            )
-            .await
-            .map_err(err)?;
-        ids.extend(rows.iter().map(|r| r.get::<_, String>(0)));
-    }
-    let roles = live
-        .query(include_str!("../../../sql/leftover_role_runs.sql"), &[])
-        .await
-        .map_err(err)?;
-    ids.extend(roles.iter().map(|r| r.get::<_, String>(0)));
-    ids.sort();
-    ids.dedup();
-    let mut swept = 0;
-    for id in ids.iter().filter(|id| **id != db.run_id) {
-        let (k1, k2) = liveness_key(id);
-        let free: bool = live
-            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&k1, &k2])
-            .await
-            .map_err(err)?
-            .get(0);
-        if !free {
-            continue;
-        }
-        let scope = format!("awa_conformance_{id}_");
-        let role = format!("awa_conformance_{id}_login");
-        let res = sweep_on(live, db, &scope, &[], Some(&role)).await;
-        live.query_one("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2])
-            .await
-            .map_err(err)?;
-        res?;
-        swept += 1;
-    }
-    Ok(swept)
 }

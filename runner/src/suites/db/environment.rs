@@ -1,0 +1,174 @@
+//! Environment preflight: can this database host a run at all? One line per problem, before
+//! any case runs, instead of hundreds of failed cases: a read-only database (hot standby or
+//! `default_transaction_read_only`), privileges the runner's role lacks (each named), and
+//! too few connection slots for the run (the number it needs is [`connections_needed`]).
+//!
+//! Timeouts need no check here: every session sets its own `statement_timeout`,
+//! `lock_timeout` and idle timeouts at startup ([`crate::pg`]), so a role's or database's
+//! settings cannot cut a run short.
+
+use std::sync::Arc;
+
+use super::race::RACERS;
+use crate::pg::{Pg, PgError};
+use crate::schema_install::quote_ident;
+
+/// The most connections one run opens at once with `test_threads` trial threads: a pooled
+/// connection per thread for the runner's role and as many for the temporary login role (both
+/// pools stay open), the race suite's racers plus its sweep, the liveness session, the
+/// least-privilege set-up session and the final cleanup.
+#[must_use]
+pub fn connections_needed(test_threads: usize) -> usize {
+    2 * test_threads + RACERS + 4
+}
+
+/// The trial threads libtest-mimic uses for `--test-threads` (its own default: the CPUs).
+#[must_use]
+pub fn test_threads(requested: Option<usize>) -> usize {
+    requested
+        .filter(|n| *n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1)
+}
+
+/// Why the database cannot host a run (exit 4, one line).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvironmentError {
+    /// Connecting or reading the catalog failed.
+    #[error(transparent)]
+    Pg(#[from] PgError),
+    /// The database is read-only.
+    #[error("{0}")]
+    ReadOnly(String),
+    /// The runner's role lacks privileges.
+    #[error("{0}")]
+    Privileges(String),
+    /// Not enough connection slots.
+    #[error("{0}")]
+    Connections(String),
+}
+
+/// Check the database behind `pg` (see the module docs).
+///
+/// # Errors
+/// The first problem found, as one line naming the fix.
+pub async fn check(
+    pg: &Arc<Pg>,
+    schema: &str,
+    producer_role: &str,
+    test_threads: usize,
+) -> Result<(), EnvironmentError> {
+    let client = pg.connect().await?;
+    let q = |e: tokio_postgres::Error| {
+        EnvironmentError::Pg(PgError::Db(format!(
+            "environment preflight query failed: {}",
+            pg.describe(&e)
+        )))
+    };
+    let where_ = pg.dsn().redacted();
+    let row = client
+        .query_one(include_str!("../../../sql/env_state.sql"), &[])
+        .await
+        .map_err(q)?;
+    let (standby, read_only, version, superuser): (bool, bool, i32, bool) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    if standby {
+        return Err(EnvironmentError::ReadOnly(format!(
+            "{where_} is a hot standby (read-only): the SQL suites write rows (and remove them \
+             again); point --dsn at the primary"
+        )));
+    }
+    if read_only {
+        return Err(EnvironmentError::ReadOnly(format!(
+            "{where_} is read-only (default_transaction_read_only = on for the role, database \
+             or server): the SQL suites write rows (and remove them again); use a writable \
+             database, or RESET default_transaction_read_only for it"
+        )));
+    }
+    let missing: Vec<String> = client
+        .query(
+            include_str!("../../../sql/env_missing_privileges.sql"),
+            &[&schema, &producer_role, &version],
+        )
+        .await
+        .map_err(q)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if !missing.is_empty() {
+        return Err(EnvironmentError::Privileges(format!(
+            "role {} lacks privileges the SQL suites need on {where_}: {}; grant them, or run \
+             as the owner of schema {}",
+            quote_ident(pg.dsn().user()),
+            missing.join("; "),
+            quote_ident(schema)
+        )));
+    }
+    let row = client
+        .query_one(include_str!("../../../sql/env_connections.sql"), &[])
+        .await
+        .map_err(q)?;
+    let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
+    let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
+        (row.get(3), row.get(4), row.get(5), row.get(6));
+    let need = connections_needed(test_threads);
+    let server_free = max - if superuser { 0 } else { reserved } - used;
+    let mut limits = vec![(
+        server_free,
+        format!(
+            "the server allows {server_free} more (max_connections {max}{}, {used} in use)",
+            if superuser {
+                String::new()
+            } else {
+                format!(", {reserved} reserved")
+            }
+        ),
+    )];
+    if !superuser && role_limit >= 0 {
+        limits.push((
+            role_limit - role_used,
+            format!(
+                "role {} allows {} more (CONNECTION LIMIT {role_limit}, {role_used} in use)",
+                quote_ident(pg.dsn().user()),
+                role_limit - role_used
+            ),
+        ));
+    }
+    if !superuser && db_limit >= 0 {
+        limits.push((
+            db_limit - db_used,
+            format!(
+                "the database allows {} more (CONNECTION LIMIT {db_limit}, {db_used} in use)",
+                db_limit - db_used
+            ),
+        ));
+    }
+    let short: Vec<String> = limits
+        .into_iter()
+        .filter(|(free, _)| usize::try_from(*free).map_or(true, |f| f < need))
+        .map(|(_, why)| why)
+        .collect();
+    if !short.is_empty() {
+        return Err(EnvironmentError::Connections(format!(
+            "too few connections on {where_}: a run with {test_threads} test threads needs up \
+             to {need} at once (2 x threads + {}), but {}; raise the limit, close sessions, or \
+             pass --test-threads N (README, \"What a run needs from the database\")",
+            RACERS + 4,
+            short.join(", and ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn need_grows_with_threads() {
+        assert_eq!(connections_needed(1) + 2, connections_needed(2));
+        assert_eq!(test_threads(Some(3)), 3);
+        assert!(test_threads(None) >= 1);
+        assert!(test_threads(Some(0)) >= 1);
+    }
+}

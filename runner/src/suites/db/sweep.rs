@@ -1,0 +1,112 @@
+//! The leftover sweep: remove what killed runs left behind, never what a live run owns.
+//!
+//! A run holds a session-level advisory lock keyed by its run id ([`liveness_key`]) for its
+//! whole life. Roles are cluster-wide but advisory locks are per database, so liveness is
+//! read cluster-wide from `pg_locks` (which lists the locks of every database): a run whose
+//! lock is held in any database of the cluster is alive, and its rows and login role are
+//! left alone. Sweepers of one database also take the dead run's lock while they sweep, so
+//! two of them never sweep the same run at once.
+
+use tokio_postgres::Client;
+
+use super::support::{sweep_on, sweep_tables};
+use super::DbSetup;
+use crate::pg::PgError;
+use crate::schema_install::quote_ident;
+
+/// The advisory lock (two-int form) that marks run `run_id` as alive.
+#[must_use]
+pub fn liveness_key(run_id: &str) -> (i32, i32) {
+    // "awac" and the low 32 bits of the run id (as the same bits in an i32).
+    let low = u32::from_str_radix(
+        run_id.get(run_id.len().saturating_sub(8)..).unwrap_or(""),
+        16,
+    )
+    .unwrap_or(0);
+    (0x6177_6163, i32::from_ne_bytes(low.to_ne_bytes()))
+}
+
+/// `pg_locks` shows the two-int key as unsigned oids.
+fn as_oid(k: i32) -> i64 {
+    i64::from(u32::from_ne_bytes(k.to_ne_bytes()))
+}
+
+/// Whether run `run_id` holds its liveness lock in any database of the cluster.
+///
+/// # Errors
+/// [`PgError::Db`] when `pg_locks` cannot be read.
+pub async fn alive_anywhere(client: &Client, run_id: &str) -> Result<bool, PgError> {
+    let (k1, k2) = liveness_key(run_id);
+    let row = client
+        .query_one(
+            include_str!("../../../sql/liveness_held.sql"),
+            &[&as_oid(k1), &as_oid(k2)],
+        )
+        .await
+        .map_err(|e| PgError::Db(e.to_string()))?;
+    Ok(row.get(0))
+}
+
+/// Sweep what killed earlier runs left behind: rows of queues `awa_conformance_<id>_…` in
+/// this schema and login roles `awa_conformance_<id>_login` without a session, for every
+/// run id `<id>` whose liveness lock is held nowhere in the cluster. `live` is this run's
+/// liveness session. Returns how many dead runs were swept.
+pub(super) async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    let mut ids: Vec<String> = Vec::new();
+    for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
+        let rows = live
+            .query(
+                &include_str!("../../../sql/leftover_queue_runs.sql")
+                    .replace("@S@", &db.s())
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[],
+            )
+            .await
+            .map_err(err)?;
+        ids.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
+    let roles = live
+        .query(include_str!("../../../sql/leftover_role_runs.sql"), &[])
+        .await
+        .map_err(err)?;
+    ids.extend(roles.iter().map(|r| r.get::<_, String>(0)));
+    ids.sort();
+    ids.dedup();
+    let mut swept = 0;
+    for id in ids.iter().filter(|id| **id != db.run_id) {
+        if alive_anywhere(live, id).await? {
+            continue;
+        }
+        let (k1, k2) = liveness_key(id);
+        let free: bool = live
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&k1, &k2])
+            .await
+            .map_err(err)?
+            .get(0);
+        if !free {
+            continue;
+        }
+        let scope = format!("awa_conformance_{id}_");
+        let role = format!("awa_conformance_{id}_login");
+        let res = sweep_on(live, db, &scope, &[], Some(&role)).await;
+        live.query_one("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2])
+            .await
+            .map_err(err)?;
+        res?;
+        swept += 1;
+    }
+    Ok(swept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_stable_and_shown_unsigned() {
+        assert_eq!(liveness_key("0000ffffffff"), (0x6177_6163, -1));
+        assert_eq!(as_oid(-1), 0xffff_ffff);
+        assert_eq!(liveness_key("00000000002a").1, 42);
+    }
+}

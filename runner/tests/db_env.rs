@@ -1,0 +1,580 @@
+//! The database environment: preflight lines for databases that cannot host a run, session
+//! settings that role/database timeouts cannot break, `schema install|status|uninstall`, and
+//! the cluster-wide leftover sweep.
+
+// Test code: a panic is the failure report, so unwrap/index/panic/eprint are the point.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stderr
+)]
+
+mod db_support;
+
+use db_support::{dsn, main_with, run, scalar, sql, suffix, text, Gate, Scratch};
+
+use awa_conformance_runner::pg::conninfo::parse_text;
+
+/// The tests of this binary change cluster-wide state (roles, a run's login role) and compare
+/// it before and after: they take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `dsn` with some settings replaced, as a key=value string.
+fn dsn_with(dsn: &str, changes: &[(&str, &str)]) -> String {
+    let mut pairs = parse_text(dsn).unwrap();
+    for (k, v) in changes {
+        pairs.retain(|(key, _)| key != k);
+        pairs.push(((*k).to_owned(), (*v).to_owned()));
+    }
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}='{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A role of the cluster, dropped (with what it owns) on drop.
+struct Role {
+    dsn: String,
+    name: String,
+}
+
+impl Role {
+    fn new(dsn: &str, label: &str, attributes: &str) -> Self {
+        let name = format!("awa_t_{label}_{}", suffix());
+        sql(
+            dsn,
+            &format!("CREATE ROLE \"{name}\" LOGIN PASSWORD 'pw-{name}' {attributes}"),
+        );
+        Self {
+            dsn: dsn.to_owned(),
+            name,
+        }
+    }
+
+    fn dsn(&self) -> String {
+        dsn_with(
+            &self.dsn,
+            &[
+                ("user", &self.name),
+                ("password", &format!("pw-{}", self.name)),
+            ],
+        )
+    }
+}
+
+impl Drop for Role {
+    fn drop(&mut self) {
+        // The tests grant it privileges in the main database only.
+        sql(
+            &self.dsn,
+            &format!(
+                "DROP OWNED BY \"{r}\"; DROP ROLE IF EXISTS \"{r}\"",
+                r = self.name
+            ),
+        );
+    }
+}
+
+/// A database of the cluster, dropped on drop.
+struct Database {
+    dsn: String,
+    name: String,
+}
+
+impl Database {
+    fn new(dsn: &str, label: &str) -> Self {
+        let name = format!("awa_t_{label}_{}", suffix());
+        sql(dsn, &format!("CREATE DATABASE \"{name}\""));
+        Self {
+            dsn: dsn.to_owned(),
+            name,
+        }
+    }
+
+    fn dsn(&self) -> String {
+        dsn_with(&self.dsn, &[("dbname", &self.name)])
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        sql(
+            &self.dsn,
+            &format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name),
+        );
+    }
+}
+
+/// The one `error:` line of a failed run (asserting there is exactly one).
+fn error_line(out: &std::process::Output) -> String {
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
+    assert_eq!(lines.len(), 1, "expected one error line:\n{stderr}");
+    lines[0].to_owned()
+}
+
+fn read_only_database_is_one_line_exit_4() {
+    let _turn = serial();
+    let dsn = dsn();
+    let db = Database::new(&dsn, "ro");
+    // Install first (writable), then make the database read-only for new sessions.
+    let out = run(
+        &["schema", "install", "--dsn", &db.dsn(), "--schema", "awa"],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    sql(
+        &dsn,
+        &format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_read_only = on",
+            db.name
+        ),
+    );
+    let out = run(&["--dsn", &db.dsn(), "-q", "sql::"], &[], 120);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(line.contains("is read-only"), "{line}");
+    assert!(line.contains("default_transaction_read_only"), "{line}");
+}
+
+fn missing_privileges_are_named_exit_4() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "lowpriv");
+    // Can read the schema, nothing else: no DELETE, no EXECUTE on insert_job, no CREATEROLE.
+    let role = Role::new(&dsn, "lowpriv", "");
+    s.sql(&format!(
+        "GRANT USAGE ON SCHEMA @S@ TO \"{r}\"; GRANT SELECT ON @S@.queue_meta TO \"{r}\"",
+        r = role.name
+    ));
+    let out = run(
+        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[],
+        120,
+    );
+    s.sql(&format!(
+        "REVOKE ALL ON @S@.queue_meta FROM \"{r}\"; REVOKE ALL ON SCHEMA @S@ FROM \"{r}\"",
+        r = role.name
+    ));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    for needed in [
+        "EXECUTE on function",
+        "insert_job(",
+        "DELETE on table",
+        "contract_jobs",
+        "INSERT on table",
+        "CREATEROLE",
+    ] {
+        assert!(line.contains(needed), "{needed} not named: {line}");
+    }
+    assert!(!line.contains("USAGE on schema"), "{line}");
+    assert!(!line.contains(&format!("pw-{}", role.name)), "{line}");
+}
+
+/// A non-superuser runner with every privilege, for limits that spare superusers.
+fn capable_runner(dsn: &str, s: &Scratch, label: &str, attributes: &str) -> Role {
+    let role = Role::new(dsn, label, &format!("CREATEROLE {attributes}"));
+    s.sql(&format!(
+        "GRANT USAGE ON SCHEMA @S@ TO \"{r}\"; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA @S@ TO \"{r}\"; \
+         GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA @S@ TO \"{r}\"; \
+         GRANT awa_producer TO \"{r}\" WITH ADMIN OPTION",
+        r = role.name
+    ));
+    role
+}
+
+fn too_few_connections_is_one_line_exit_4() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "connlimit");
+    let role = capable_runner(&dsn, &s, "connlimit", "CONNECTION LIMIT 5");
+    let out = run(
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--test-threads",
+            "2",
+            "-q",
+            "sql::",
+        ],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(line.contains("too few connections"), "{line}");
+    let need = awa_conformance_runner::suites::db::environment::connections_needed(2);
+    assert!(line.contains(&format!("needs up to {need} ")), "{line}");
+    assert!(line.contains("CONNECTION LIMIT 5"), "{line}");
+    assert!(!line.contains("server is running"), "{line}");
+    // The refused login itself (limit reached) says so, not "is the server running".
+    sql(
+        &dsn,
+        &format!("ALTER ROLE \"{}\" CONNECTION LIMIT 0", role.name),
+    );
+    let out = run(
+        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(line.contains("no free connection slot"), "{line}");
+    assert!(!line.contains("server is running"), "{line}");
+}
+
+fn role_and_database_timeouts_cannot_break_a_run() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "tmo");
+    let role = capable_runner(&dsn, &s, "tmo", "");
+    sql(
+        &dsn,
+        &format!(
+            "ALTER ROLE \"{r}\" SET statement_timeout = '1ms'; \
+             ALTER ROLE \"{r}\" SET lock_timeout = '1ms'; \
+             ALTER ROLE \"{r}\" SET idle_in_transaction_session_timeout = '1ms'; \
+             ALTER ROLE \"{r}\" SET idle_session_timeout = '1ms'",
+            r = role.name
+        ),
+    );
+    let out = run(
+        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[],
+        300,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+}
+
+/// Row counts of every table of the database plus the cluster's roles, leaving out the
+/// scratch schemas and roles of the other tests of this binary (they run in parallel).
+fn cluster_state(dsn: &str, schema: &str) -> Vec<Vec<Option<String>>> {
+    let tables = sql(
+        dsn,
+        &format!(
+            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
+               AND n.nspname NOT LIKE 'pg_toast%' \
+               AND (n.nspname NOT LIKE 'awa\\_t\\_%' OR n.nspname = '{schema}') ORDER BY 1"
+        ),
+    );
+    let mut state: Vec<Vec<Option<String>>> = tables
+        .into_iter()
+        .map(|t| {
+            let name = t[0].clone().unwrap();
+            vec![
+                Some(name.clone()),
+                Some(scalar(dsn, &format!("SELECT count(*) FROM {name}"))),
+            ]
+        })
+        .collect();
+    state.extend(sql(
+        dsn,
+        "SELECT rolname, rolcanlogin::text FROM pg_roles \
+         WHERE rolname NOT LIKE 'awa\\_t\\_%' ORDER BY 1",
+    ));
+    state
+}
+
+fn a_run_leaves_every_table_and_the_roles_as_found() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "asfound");
+    let before = cluster_state(&dsn, &s.schema);
+    assert!(before.len() > 10, "{before:?}");
+    let out = s.run(&["-q", "sql::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(before, cluster_state(&dsn, &s.schema));
+}
+
+/// A session of database `dsn` holding the liveness lock of run `id` (as a live run does).
+struct LiveRun {
+    _rt: tokio::runtime::Runtime,
+    _client: tokio_postgres::Client,
+}
+
+fn hold_liveness(dsn: &str, id: &str) -> LiveRun {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (k1, k2) = awa_conformance_runner::suites::db::sweep::liveness_key(id);
+    let client = rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
+            .await
+            .unwrap();
+        client
+    });
+    LiveRun {
+        _rt: rt,
+        _client: client,
+    }
+}
+
+fn sweep_spares_a_live_run_of_another_database() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "sweepa");
+    let other = Database::new(&dsn, "sweepb");
+    let id = format!("{:0>12}", &suffix()[..10]);
+    let role = format!("awa_conformance_{id}_login");
+    sql(&dsn, &format!("CREATE ROLE \"{role}\" LOGIN"));
+    // A live run on the other database: its liveness lock is held there, and its login role
+    // exists with no session at this moment (between two of its cases).
+    let guard = hold_liveness(&other.dsn(), &id);
+    let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
+    let exists = || {
+        scalar(
+            &dsn,
+            &format!("SELECT count(*) FROM pg_roles WHERE rolname = '{role}'"),
+        )
+    };
+    let while_alive = exists();
+    drop(guard);
+    // Once that run is gone, the next run's sweep removes its role.
+    let out2 = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
+    let after_death = exists();
+    sql(&dsn, &format!("DROP ROLE IF EXISTS \"{role}\""));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out2.status.code(), Some(0), "{}", text(&out2.stderr));
+    assert_eq!(while_alive, "1", "the live run's login role was dropped");
+    assert_eq!(after_death, "0", "the dead run's login role was kept");
+}
+
+fn install_refuses_a_different_implementation_status_names_it() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "differs");
+    let status = |extra: &[&str]| {
+        let mut args = vec!["schema", "status", "--dsn", &dsn, "--schema", &s.schema];
+        args.extend_from_slice(extra);
+        run(&args, &[], 120)
+    };
+    let out = status(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("same:"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A different implementation: one capability less.
+    s.sql(
+        "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] \
+         LANGUAGE sql IMMUTABLE AS $$ SELECT ARRAY['job_routing']::text[] $$",
+    );
+    let out = status(&[]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("different:"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "differs: function {}.contract_capabilities()",
+            s.schema
+        )),
+        "{stdout}"
+    );
+    let install = |force: bool| {
+        let mut args = vec!["schema", "install", "--dsn", &dsn, "--schema", &s.schema];
+        if force {
+            args.push("--force");
+        }
+        run(&args, &[], 120)
+    };
+    let out = install(false);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(line.contains("holds a different implementation"), "{line}");
+    assert!(line.contains("contract_capabilities()"), "{line}");
+    assert!(line.contains("--force"), "{line}");
+    let caps = scalar(
+        &dsn,
+        &format!("SELECT {}.contract_capabilities()::text", s.schema),
+    );
+    assert_eq!(
+        caps, "{job_routing}",
+        "a refused install changed the schema"
+    );
+    let out = install(true);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&status(&[]).stdout).starts_with("same:"));
+    // Re-installing the identical reference changes nothing and says so.
+    let out = install(false);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("already installed"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// The cluster's roles, without other tests' scratch roles.
+fn roles(dsn: &str) -> Vec<Vec<Option<String>>> {
+    sql(
+        dsn,
+        "SELECT rolname FROM pg_roles WHERE rolname NOT LIKE 'awa\\_t\\_%' \
+         OR rolname LIKE 'awa\\_t\\_uninst\\_role%' ORDER BY 1",
+    )
+}
+
+fn status_missing_and_uninstall_removes_exactly_what_install_created() {
+    let _turn = serial();
+    let dsn = dsn();
+    let schema = format!("awa_t_uninst_{}", suffix());
+    let role = format!("awa_t_uninst_role_{}", suffix());
+    let args = |cmd: &'static str| -> Vec<String> {
+        [
+            "schema",
+            cmd,
+            "--dsn",
+            &dsn,
+            "--schema",
+            &schema,
+            "--producer-role",
+            &role,
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    };
+    let go = |cmd: &'static str| {
+        let a = args(cmd);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        run(&a, &[], 120)
+    };
+    let out = go("status");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("missing:"),
+        "{}",
+        text(&out.stdout)
+    );
+    let roles_before = roles(&dsn);
+    assert_eq!(go("install").status.code(), Some(0));
+    // Something that is not the reference's (a released Awa sharing the schema).
+    sql(&dsn, &format!("CREATE TABLE \"{schema}\".jobs (id bigint)"));
+    let out = go("status");
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("same:"), "{stdout}");
+    assert!(stdout.contains("left alone): table"), "{stdout}");
+    let out = go("uninstall");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The foreign table and so the schema stay; every reference object and the role go.
+    let left = sql(
+        &dsn,
+        &format!(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = '{schema}' AND c.relkind IN ('r', 'p', 'c') \
+             UNION ALL SELECT p.proname FROM pg_proc p JOIN pg_namespace n \
+             ON n.oid = p.pronamespace WHERE n.nspname = '{schema}' ORDER BY 1"
+        ),
+    );
+    assert_eq!(left, vec![vec![Some("jobs".to_owned())]]);
+    assert_eq!(roles(&dsn), roles_before);
+    // Without foreign objects, uninstall removes the schema install created, too.
+    sql(
+        &dsn,
+        &format!("DROP TABLE \"{schema}\".jobs; DROP SCHEMA \"{schema}\""),
+    );
+    assert_eq!(go("install").status.code(), Some(0));
+    // A replaced function is someone's implementation now: uninstall refuses.
+    sql(
+        &dsn,
+        &format!(
+            "CREATE OR REPLACE FUNCTION \"{schema}\".contract_version() RETURNS integer \
+             LANGUAGE sql IMMUTABLE AS $$ SELECT 2 $$"
+        ),
+    );
+    let out = go("uninstall");
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(error_line(&out).contains("contract_version()"));
+    assert_eq!(go("install").status.code(), Some(4));
+    let a = args("install");
+    let mut a: Vec<&str> = a.iter().map(String::as_str).collect();
+    a.push("--force");
+    assert_eq!(run(&a, &[], 120).status.code(), Some(0));
+    let out = go("uninstall");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("and schema {schema}")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        scalar(
+            &dsn,
+            &format!("SELECT count(*) FROM pg_namespace WHERE nspname = '{schema}'")
+        ),
+        "0"
+    );
+    assert_eq!(roles(&dsn), roles_before);
+}
+
+fn main() {
+    main_with(vec![
+        (
+            "read_only_database_is_one_line_exit_4",
+            Gate::Dsn,
+            read_only_database_is_one_line_exit_4,
+        ),
+        (
+            "missing_privileges_are_named_exit_4",
+            Gate::Dsn,
+            missing_privileges_are_named_exit_4,
+        ),
+        (
+            "too_few_connections_is_one_line_exit_4",
+            Gate::Dsn,
+            too_few_connections_is_one_line_exit_4,
+        ),
+        (
+            "role_and_database_timeouts_cannot_break_a_run",
+            Gate::Dsn,
+            role_and_database_timeouts_cannot_break_a_run,
+        ),
+        (
+            "a_run_leaves_every_table_and_the_roles_as_found",
+            Gate::Dsn,
+            a_run_leaves_every_table_and_the_roles_as_found,
+        ),
+        (
+            "sweep_spares_a_live_run_of_another_database",
+            Gate::Dsn,
+            sweep_spares_a_live_run_of_another_database,
+        ),
+        (
+            "install_refuses_a_different_implementation_status_names_it",
+            Gate::Dsn,
+            install_refuses_a_different_implementation_status_names_it,
+        ),
+        (
+            "status_missing_and_uninstall_removes_exactly_what_install_created",
+            Gate::Dsn,
+            status_missing_and_uninstall_removes_exactly_what_install_created,
+        ),
+    ]);
+}

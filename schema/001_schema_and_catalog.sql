@@ -7,8 +7,9 @@
 
 CREATE SCHEMA IF NOT EXISTS @schema@;
 
--- The contract version these objects implement (docs/adr/0001-contract-v1-decisions.md).
--- A producer checks it before relying on any v1 behaviour; v2 will return 2.
+-- The contract's major version these objects implement (docs/adr/0001-contract-v1-decisions.md).
+-- A producer checks it before relying on any v1 behaviour; v2 will return 2. Revisions that
+-- move no vector byte (v1.1) keep 1 and add a capability (ADR 0025).
 CREATE OR REPLACE FUNCTION @schema@.contract_version()
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -16,7 +17,8 @@ AS $fn$ SELECT 1 $fn$;
 
 -- The optional features this install supports, sorted. Names match the vector families plus
 -- the contract surfaces (expectations = opts expected_* keys, job_routing = the read function),
--- so a runner can skip families an install lacks instead of failing them.
+-- so a runner can skip families an install lacks instead of failing them. contract_1_1 says
+-- the install implements revision 1.1 (docs/contract.md §13); the runner requires it.
 CREATE OR REPLACE FUNCTION @schema@.contract_capabilities()
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -24,6 +26,7 @@ AS $fn$
   SELECT ARRAY[
     'concurrency_digest',
     'concurrency_shard',
+    'contract_1_1',
     'expectations',
     'job_routing',
     'move_shard',

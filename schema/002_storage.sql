@@ -109,8 +109,20 @@ END
 $install$;
 
 -- D7 result row of insert_job. CREATE TYPE has no IF NOT EXISTS: check the catalog first.
+-- job_routing_row is the v1.1 shape (ADR 0026): ordering_key_digest instead of the raw
+-- ordering_key. A v1.0 install's type (and job_routing, which returns it) is dropped here and
+-- re-created below and in 004, so a re-install upgrades in place.
 DO $install$
 BEGIN
+    IF EXISTS (
+        SELECT 1 FROM pg_catalog.pg_attribute
+        WHERE attrelid = (SELECT typrelid FROM pg_catalog.pg_type
+                          WHERE oid = pg_catalog.to_regtype('@schema@.job_routing_row'))
+          AND attname = 'ordering_key' AND NOT attisdropped
+    ) THEN
+        DROP FUNCTION IF EXISTS @schema@.job_routing(bigint);
+        DROP TYPE @schema@.job_routing_row;
+    END IF;
     IF pg_catalog.to_regtype('@schema@.insert_job_result') IS NULL THEN
         CREATE TYPE @schema@.insert_job_result AS (
             job_id             bigint,
@@ -132,7 +144,7 @@ BEGIN
             enqueue_shard      smallint,
             route_source       text,
             concurrency_digest bytea,
-            ordering_key       bytea,
+            ordering_key_digest bytea,
             unique_key         bytea,
             unique_states      text
         );

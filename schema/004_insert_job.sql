@@ -1,13 +1,26 @@
--- 004_insert_job: the contract v1 producer entry point insert_job(...) and the read function
--- job_routing(bigint), both hardened SECURITY DEFINER (ADR-043).
+-- 004_insert_job: the contract v1.1 producer entry point insert_job(...), the read functions
+-- job_routing(bigint) and queue_enqueue_shards(text), all hardened SECURITY DEFINER (ADR-043).
 --
 -- Depends on: 002 (tables, row types), 003 (routing helpers). Placeholders: @schema@.
 -- Idempotent: CREATE OR REPLACE FUNCTION keeps the owner and grants; the REVOKEs are no-ops
 -- on a re-run. Safe inside one transaction: EXECUTE is revoked from PUBLIC in the same
 -- transaction that creates the functions, so no other session ever sees them callable.
+-- Upgrades an install of contract v1.0 in place: its insert_job took p_unique_states bit(8),
+-- which a caller's `$n::bit(8)` silently pads (ADR 0025); that signature is dropped first so
+-- that exactly one insert_job remains (the contract forbids overloads).
 --
 -- Hardening: fixed search_path with pg_catalog first and pg_temp last, every object
 -- schema-qualified, no dynamic SQL, caller values never used as identifiers.
+
+DO $install$
+BEGIN
+    IF pg_catalog.to_regprocedure('@schema@.insert_job(text, text, jsonb, smallint, smallint, '
+           'timestamptz, jsonb, text[], bytea, bit, bytea, bytea, jsonb)') IS NOT NULL THEN
+        DROP FUNCTION @schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz,
+            jsonb, text[], bytea, bit, bytea, bytea, jsonb);
+    END IF;
+END
+$install$;
 
 CREATE OR REPLACE FUNCTION @schema@.insert_job(
     p_kind            text,
@@ -19,7 +32,7 @@ CREATE OR REPLACE FUNCTION @schema@.insert_job(
     p_metadata        jsonb       DEFAULT '{}'::jsonb,
     p_tags            text[]      DEFAULT '{}'::text[],
     p_unique_key      bytea       DEFAULT NULL,
-    p_unique_states   bit(8)      DEFAULT NULL,
+    p_unique_states   varbit      DEFAULT NULL,
     p_ordering_key    bytea       DEFAULT NULL,
     p_concurrency_key bytea       DEFAULT NULL,
     p_opts            jsonb       DEFAULT '{}'::jsonb
@@ -39,9 +52,9 @@ DECLARE
     -- the detailed checks; the width lookup, the shard arithmetic, the NULL coalescing and
     -- the result row all live inside the INSERT (scripts/bench-db.py measures the cost).
     --
-    -- A bit(8) variable: a parameter of another length (function arguments drop the typmod)
-    -- fails here with 22026, as a ::bit(8) cast would, before anything else.
-    v_unique_states bit(8)      := p_unique_states;
+    -- varbit, not bit(8): a caller's `$n::bit(8)` pads or truncates silently before the call,
+    -- so the parameter takes any length and the first check below refuses all but 8 bits.
+    v_unique_states varbit      := p_unique_states;
     v_now           timestamptz := clock_timestamp();
     v_result        @schema@.insert_job_result;
     v_shard         integer;  -- set only when opts carry expectations
@@ -64,7 +77,17 @@ BEGIN
     IF length(p_kind) > 200 OR length(p_queue) > 200 OR p_priority NOT BETWEEN 1 AND 4
        OR p_max_attempts NOT BETWEEN 1 AND 1000 OR cardinality(p_tags) > 20
        OR p_opts <> '{}'::jsonb  -- NULL opts coalesce to {}: no opts work either
-       OR octet_length(p_ordering_key) > 4096 OR octet_length(p_concurrency_key) > 4096 THEN
+       OR octet_length(p_ordering_key) > 4096 OR octet_length(p_concurrency_key) > 4096
+       OR length(v_unique_states) <> 8 THEN
+        -- 0. unique_states is exactly 8 bits (v1.1): the SQLSTATE a ::bit(8) cast raises,
+        -- raised here with the contract's DETAIL, before any other check.
+        IF length(v_unique_states) <> 8 THEN
+            RAISE EXCEPTION 'awa.insert_job: unique_states has % bits, it must have exactly 8', length(v_unique_states)
+                USING ERRCODE = '22026',
+                      DETAIL = jsonb_build_object('code', 'unique_states_not_8_bits',
+                          'length', length(v_unique_states), 'expected_length', 8)::text,
+                      HINT = 'Bind unique_states as text of 8 characters 0/1 (leftmost = scheduled) cast with ::varbit, e.g. ''11111000''; never cast it to bit(8) in your SQL, which pads short values.';
+        END IF;
         -- 1. Released validation, released order and messages (awa-facts.md 1.2).
         IF length(p_kind) > 200 THEN
             RAISE EXCEPTION 'job kind length must be <= 200 characters' USING ERRCODE = '23514';
@@ -219,13 +242,25 @@ BEGIN
                           'actual', encode(v_digest, 'hex'))::text,
                       HINT = 'The producer computes the concurrency digest differently from contract v1 (D1: SHA-256 of the tag "awa:concurrency_key:v1\0" then the key bytes); fix the producer or drop the expectation.';
         END IF;
+        IF v_exp_shard IS NOT NULL AND v_source = 'rotor' THEN
+            -- v1.1: the rotor's shard is the implementation's choice (vectors record null), so
+            -- no producer can know it; an expectation on an unkeyed job always fails, whatever
+            -- the width, instead of failing at random.
+            RAISE EXCEPTION 'awa.insert_job: expected_enqueue_shard % cannot hold for a job without keys: the rotor chooses its shard',
+                v_exp_shard #>> '{}'
+                USING ERRCODE = 'ZA001',
+                      DETAIL = jsonb_build_object('code', 'expected_enqueue_shard_mismatch',
+                          'expected', v_exp_shard, 'actual', NULL::integer,
+                          'route_source', 'rotor')::text,
+                      HINT = 'Send expected_enqueue_shard only with an ordering_key or concurrency_key; an unkeyed job goes to the rotor, whose shard no producer can predict.';
+        END IF;
         IF v_exp_shard IS NOT NULL AND (v_exp_shard #>> '{}')::numeric <> v_shard THEN
             RAISE EXCEPTION 'awa.insert_job: expected_enqueue_shard % does not match the computed shard %',
                 v_exp_shard #>> '{}', v_shard
                 USING ERRCODE = 'ZA001',
                       DETAIL = jsonb_build_object('code', 'expected_enqueue_shard_mismatch',
                           'expected', v_exp_shard, 'actual', v_shard)::text,
-                      HINT = 'The producer routes differently from contract v1 (D2/D3) or uses a stale queue width; re-read queue_meta.enqueue_shards or fix the routing code.';
+                      HINT = 'The producer routes differently from contract v1 (D2/D3) or uses a stale queue width; re-read the width with awa.queue_enqueue_shards(queue) or fix the routing code.';
         END IF;
         IF v_exp_source IS NOT NULL AND v_exp_source <> v_source THEN
             RAISE EXCEPTION 'awa.insert_job: expected_route_source % does not match the computed route source %',
@@ -241,16 +276,16 @@ BEGIN
     -- shard of step 5: it reads the queue's width and returns the u64 mod width (rotor:
     -- pg_backend_pid() mod width, a non-negative int); no row means width 1, so shard 0. A
     -- width outside 1..=64 (only possible if queue_meta_enqueue_shards_range was dropped)
-    -- raises ZA004 there, before the row is checked. The initial state is scheduled when
-    -- run_at is in the future, as released producers choose it; a NULL kind fails here with
-    -- 23502 (NOT NULL), as released.
+    -- raises ZA004 there, before the row is checked. The initial state is scheduled whenever
+    -- run_at is given, even in the past, as released Rust and Python producers choose it (v1.1,
+    -- ADR 0027); a NULL kind fails here with 23502 (NOT NULL), as released.
     INSERT INTO @schema@.contract_jobs (
         kind, queue, args, state, priority, max_attempts, run_at, created_at, metadata, tags,
         unique_key, unique_states, ordering_key, concurrency_digest, enqueue_shard,
         route_source, enqueued_by)
     VALUES (
         p_kind, COALESCE(p_queue, 'default'), COALESCE(p_args, '{}'::jsonb),
-        CASE WHEN p_run_at > v_now THEN 'scheduled' ELSE 'available' END,
+        CASE WHEN p_run_at IS NOT NULL THEN 'scheduled' ELSE 'available' END,
         COALESCE(p_priority, 2), COALESCE(p_max_attempts, 25), COALESCE(p_run_at, v_now), v_now,
         COALESCE(p_metadata, '{}'::jsonb), COALESCE(p_tags, '{}'::text[]), p_unique_key,
         v_unique_states, p_ordering_key, v_digest,
@@ -282,10 +317,15 @@ END
 $fn$;
 
 REVOKE ALL ON FUNCTION @schema@.insert_job(
-    text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, bit, bytea, bytea,
-    jsonb) FROM PUBLIC;
+    text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, varbit, bytea,
+    bytea, jsonb) FROM PUBLIC;
 
--- The stored routing of one job (D7). An unknown id gives a NULL row (every field NULL).
+-- The stored routing of one job (D7), scoped to its caller (v1.1, ADR 0026): a caller sees a
+-- job only if its session user enqueued it (contract_jobs.enqueued_by, the ADR-043 audit
+-- identity) or if it is a member of this function's owner (the role that installed the schema,
+-- e.g. the runner; superusers are members of every role). Any other id gives the NULL row, as
+-- an unknown one does, so a producer learns nothing about other producers' jobs. No raw key is
+-- returned to anyone: ordering_key_digest is the §6 digest of the stored ordering key.
 -- VOLATILE on purpose: it then reads with a fresh snapshot, so it sees a job inserted earlier
 -- in the same statement (e.g. SELECT ... FROM insert_job(...) r, job_routing(r.job_id) x);
 -- a STABLE function would use the caller's statement snapshot and return NULL there.
@@ -297,9 +337,33 @@ SECURITY DEFINER
 SET search_path = pg_catalog, @schema@, pg_temp
 AS $fn$
     SELECT j.id, j.queue, j.state, j.priority, j.enqueue_shard, j.route_source,
-           j.concurrency_digest, j.ordering_key, j.unique_key, j.unique_states::text
+           j.concurrency_digest, @schema@.concurrency_digest(j.ordering_key), j.unique_key,
+           j.unique_states::text
     FROM @schema@.contract_jobs AS j
     WHERE j.id = p_job_id
+      -- Inside a SECURITY DEFINER function current_user is the owner.
+      AND (j.enqueued_by = session_user OR pg_has_role(session_user, current_user, 'MEMBER'))
 $fn$;
 
 REVOKE ALL ON FUNCTION @schema@.job_routing(bigint) FROM PUBLIC;
+
+-- A queue's width as insert_job reads it (v1.1): producers hold no privilege on queue_meta, yet
+-- need the width to compute an expected_enqueue_shard client-side. A missing row means 1 (the
+-- released rule); NULL means the queue 'default', as in insert_job. A width outside 1..=64
+-- (only possible if queue_meta_enqueue_shards_range was dropped) raises ZA004, as insert_job.
+CREATE OR REPLACE FUNCTION @schema@.queue_enqueue_shards(p_queue text)
+RETURNS smallint
+LANGUAGE sql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, @schema@, pg_temp
+AS $fn$
+    SELECT COALESCE((
+        SELECT CASE
+            WHEN m.enqueue_shards BETWEEN 1 AND 64 THEN m.enqueue_shards
+            ELSE @schema@.raise_invalid_width(m.enqueue_shards, 'queue_enqueue_shards')::smallint
+        END
+        FROM @schema@.queue_meta AS m WHERE m.queue = COALESCE(p_queue, 'default')), 1::smallint)
+$fn$;
+
+REVOKE ALL ON FUNCTION @schema@.queue_enqueue_shards(text) FROM PUBLIC;

@@ -1,6 +1,8 @@
--- 005_producer_role: the NOLOGIN producer role, allowed to enqueue and read its routing only.
+-- 005_producer_role: the NOLOGIN producer role, allowed to enqueue, read its own jobs' routing
+-- and read queue widths, nothing else.
 --
--- Depends on: 004 (insert_job, job_routing). Placeholders: @schema@, @producer_role@.
+-- Depends on: 004 (insert_job, job_routing, queue_enqueue_shards). Placeholders: @schema@,
+-- @producer_role@.
 -- Idempotent: the role is created only when missing (roles are cluster-wide, so a second
 -- database's install finds it); GRANT of an existing privilege is a no-op. Safe inside one
 -- transaction. Needs CREATEROLE (or superuser) the first time per cluster.
@@ -21,6 +23,8 @@ $install$;
 -- the SECURITY DEFINER functions are the only way in.
 GRANT USAGE ON SCHEMA @schema@ TO @producer_role@;
 GRANT EXECUTE ON FUNCTION @schema@.insert_job(
-    text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, bit, bytea, bytea,
-    jsonb) TO @producer_role@;
+    text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, varbit, bytea,
+    bytea, jsonb) TO @producer_role@;
 GRANT EXECUTE ON FUNCTION @schema@.job_routing(bigint) TO @producer_role@;
+-- v1.1: the width a producer needs for expected_enqueue_shard (queue_meta stays unreadable).
+GRANT EXECUTE ON FUNCTION @schema@.queue_enqueue_shards(text) TO @producer_role@;

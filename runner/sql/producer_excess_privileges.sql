@@ -1,6 +1,7 @@
 -- producer_excess_privileges: each privilege the producer role ($1) holds in schema $2 beyond
--- ADR-043's (EXECUTE on insert_job and job_routing, plus the documented public functions $3
--- when they are not SECURITY DEFINER), one readable line per privilege.
+-- ADR-043's (EXECUTE on insert_job, job_routing and, from contract v1.1, queue_enqueue_shards,
+-- plus the documented public functions $3 when they are not SECURITY DEFINER), one readable
+-- line per privilege.
 WITH r AS (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1),
      n AS (SELECT oid, nspname FROM pg_catalog.pg_namespace WHERE nspname = $2),
      rel AS (
@@ -31,6 +32,6 @@ UNION ALL
 SELECT format('EXECUTE on function %s', p.oid::regprocedure)
 FROM pg_catalog.pg_proc p JOIN n ON p.pronamespace = n.oid, r
 WHERE pg_catalog.has_function_privilege(r.oid, p.oid, 'EXECUTE')
-  AND p.proname NOT IN ('insert_job', 'job_routing')
+  AND p.proname NOT IN ('insert_job', 'job_routing', 'queue_enqueue_shards')
   AND NOT (p.proname = ANY ($3::text[]) AND NOT p.prosecdef)
 ORDER BY 1

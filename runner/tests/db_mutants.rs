@@ -17,7 +17,7 @@ use db_support::{main_with, Gate};
 use db_support::{cases_with, dsn, run_with_report, scalar, text, Scratch};
 
 const INSERT_JOB: &str = "insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb, \
-                          text[], bytea, bit, bytea, bytea, jsonb)";
+                          text[], bytea, bit varying, bytea, bytea, jsonb)";
 
 /// Replace `from` with `to` in a function's definition and re-create it.
 fn patch(s: &Scratch, function: &str, from: &str, to: &str) {
@@ -546,6 +546,150 @@ fn mutant_extra_security_definer_function() {
     assert_excess(&s, "purge_jobs()");
 }
 
+// ---- lifecycle (contract §9) ----
+
+fn mutant_job_routing_rereads_the_width() {
+    let s = Scratch::install(&dsn(), "m_lcwidth");
+    // The stored shard re-resolved against today's width instead of kept as stored.
+    patch(
+        &s,
+        "job_routing(bigint)",
+        "j.enqueue_shard, j.route_source",
+        "(j.enqueue_shard % COALESCE((SELECT m.enqueue_shards FROM @S@.queue_meta AS m \
+         WHERE m.queue = j.queue), 1))::smallint, j.route_source",
+    );
+    assert_caught(&s, "sql::lifecycle::", &["sql::lifecycle::lower_width"]);
+}
+
+fn mutant_move_shard_falls_back_to_the_rotor() {
+    let s = Scratch::install(&dsn(), "m_lcrotor");
+    patch(
+        &s,
+        "move_shard(integer, integer)",
+        "RETURN p_retained % p_dest_width;",
+        "RETURN pg_backend_pid() % p_dest_width;",
+    );
+    assert_caught(
+        &s,
+        "sql::lifecycle::",
+        &["sql::lifecycle::priority_move_keeps_shard"],
+    );
+}
+
+fn mutant_move_shard_clamps_instead_of_modulo() {
+    let s = Scratch::install(&dsn(), "m_lcclamp");
+    patch(
+        &s,
+        "move_shard(integer, integer)",
+        "RETURN p_retained % p_dest_width;",
+        "RETURN LEAST(p_retained, p_dest_width - 1);",
+    );
+    assert_caught(
+        &s,
+        "sql::lifecycle::",
+        &["sql::lifecycle::cross_queue_move_retained_mod_dest"],
+    );
+}
+
+// ---- contract v1.1 ----
+
+fn mutant_unique_states_length_unchecked() {
+    let s = Scratch::install(&dsn(), "m_v11states");
+    // Without the check, a 4-bit value still fails at the bit(8) column, but with
+    // PostgreSQL's bare 22026: no contract DETAIL, no HINT, and only after other checks.
+    patch_insert_job(
+        &s,
+        &[
+            ("OR length(v_unique_states) <> 8 THEN", "THEN"),
+            ("IF length(v_unique_states) <> 8 THEN", "IF false THEN"),
+        ],
+    );
+    assert_caught(
+        &s,
+        "sql::v1_1::unique_states_",
+        &[
+            "sql::v1_1::unique_states_4_bits_refused",
+            "sql::v1_1::unique_states_9_bits_refused",
+            "sql::v1_1::unique_states_empty_refused",
+            "sql::v1_1::unique_states_checked_first",
+        ],
+    );
+}
+
+fn mutant_rotor_expectation_compared_with_the_pick() {
+    let s = Scratch::install(&dsn(), "m_v11rotor");
+    patch_insert_job(
+        &s,
+        &[(
+            "IF v_exp_shard IS NOT NULL AND v_source = 'rotor' THEN",
+            "IF false THEN",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::v1_1::rotor_",
+        &["sql::v1_1::rotor_expected_shard_refused"],
+    );
+}
+
+fn mutant_initial_state_from_the_clock() {
+    let s = Scratch::install(&dsn(), "m_v11state");
+    // Contract v1.0's rule: scheduled only when run_at is in the future.
+    patch_insert_job(
+        &s,
+        &[(
+            "CASE WHEN p_run_at IS NOT NULL THEN 'scheduled'",
+            "CASE WHEN p_run_at > v_now THEN 'scheduled'",
+        )],
+    );
+    assert_caught(
+        &s,
+        "sql::v1_1::initial_state",
+        &["sql::v1_1::initial_state_run_at_given_is_scheduled"],
+    );
+}
+
+fn mutant_job_routing_unscoped() {
+    let s = Scratch::install(&dsn(), "m_v11scope");
+    patch(
+        &s,
+        "job_routing(bigint)",
+        "AND (j.enqueued_by = session_user OR pg_has_role(session_user, current_user, 'MEMBER'))",
+        "",
+    );
+    assert_caught(
+        &s,
+        "sql::v1_1::job_routing",
+        &["sql::v1_1::job_routing_scoped_to_session_user"],
+    );
+}
+
+fn mutant_queue_enqueue_shards_null_for_a_missing_row() {
+    let s = Scratch::install(&dsn(), "m_v11width");
+    patch(
+        &s,
+        "queue_enqueue_shards(text)",
+        "1::smallint)",
+        "NULL::smallint)",
+    );
+    assert_caught(
+        &s,
+        "sql::v1_1::queue_enqueue_shards",
+        &["sql::v1_1::queue_enqueue_shards_widths"],
+    );
+}
+
+fn mutant_producer_cannot_read_widths() {
+    let s = Scratch::install(&dsn(), "m_v11grant");
+    s.sql("REVOKE EXECUTE ON FUNCTION @S@.queue_enqueue_shards(text) FROM awa_producer");
+    assert_caught(
+        &s,
+        "sql::v1_1::queue_enqueue_shards",
+        &["sql::v1_1::queue_enqueue_shards_producer_execute"],
+    );
+    s.sql("GRANT EXECUTE ON FUNCTION @S@.queue_enqueue_shards(text) TO awa_producer");
+}
+
 fn main() {
     main_with(vec![
         (
@@ -677,6 +821,52 @@ fn main() {
             "mutant_extra_security_definer_function",
             Gate::Dsn,
             mutant_extra_security_definer_function,
+        ),
+        // lifecycle and contract v1.1
+        (
+            "mutant_job_routing_rereads_the_width",
+            Gate::Dsn,
+            mutant_job_routing_rereads_the_width,
+        ),
+        (
+            "mutant_move_shard_falls_back_to_the_rotor",
+            Gate::Dsn,
+            mutant_move_shard_falls_back_to_the_rotor,
+        ),
+        (
+            "mutant_move_shard_clamps_instead_of_modulo",
+            Gate::Dsn,
+            mutant_move_shard_clamps_instead_of_modulo,
+        ),
+        (
+            "mutant_unique_states_length_unchecked",
+            Gate::Dsn,
+            mutant_unique_states_length_unchecked,
+        ),
+        (
+            "mutant_rotor_expectation_compared_with_the_pick",
+            Gate::Dsn,
+            mutant_rotor_expectation_compared_with_the_pick,
+        ),
+        (
+            "mutant_initial_state_from_the_clock",
+            Gate::Dsn,
+            mutant_initial_state_from_the_clock,
+        ),
+        (
+            "mutant_job_routing_unscoped",
+            Gate::Dsn,
+            mutant_job_routing_unscoped,
+        ),
+        (
+            "mutant_queue_enqueue_shards_null_for_a_missing_row",
+            Gate::Dsn,
+            mutant_queue_enqueue_shards_null_for_a_missing_row,
+        ),
+        (
+            "mutant_producer_cannot_read_widths",
+            Gate::Dsn,
+            mutant_producer_cannot_read_widths,
         ),
     ]);
 }

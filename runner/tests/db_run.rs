@@ -300,12 +300,27 @@ fn wrong_contract_version_exits_5() {
     assert!(stderr.contains("contract_version() is 2"), "{stderr}");
 }
 
+/// A v1.0 database (no `contract_1_1` capability) is refused in preflight with the fix.
+fn contract_v1_0_database_exits_5() {
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "v10");
+    s.sql(
+        "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
+         $$ SELECT ARRAY['concurrency_digest', 'job_routing']::text[] $$",
+    );
+    let out = s.run(&["sql::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("lacks \"contract_1_1\""), "{stderr}");
+    assert!(stderr.contains("schema install"), "{stderr}");
+}
+
 fn missing_capability_makes_cases_not_applicable() {
     let dsn = dsn();
     let s = Scratch::install(&dsn, "caps");
     s.sql(
         "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
-         $$ SELECT ARRAY['concurrency_digest', 'job_routing']::text[] $$",
+         $$ SELECT ARRAY['concurrency_digest', 'contract_1_1', 'job_routing']::text[] $$",
     );
     let (out, report) = run_with_report(&s, &["sql::function::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -562,6 +577,11 @@ fn main() {
             "overloaded_insert_job_exits_5",
             Gate::Dsn,
             overloaded_insert_job_exits_5,
+        ),
+        (
+            "contract_v1_0_database_exits_5",
+            Gate::Dsn,
+            contract_v1_0_database_exits_5,
         ),
         (
             "wrong_contract_version_exits_5",

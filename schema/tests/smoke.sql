@@ -64,7 +64,7 @@ END $$;
 SELECT pg_temp.check(@schema@.contract_version() = 1, 'contract_version() = 1');
 SELECT pg_temp.check(@schema@.contract_capabilities() @> ARRAY['unique_key', 'ordering_shard',
     'concurrency_digest', 'concurrency_shard', 'routing_precedence', 'expectations',
-    'unique_states', 'job_routing', 'move_shard'], 'capabilities list');
+    'unique_states', 'job_routing', 'move_shard', 'contract_1_1'], 'capabilities list');
 
 -- Helpers: known values ----------------------------------------------------------------------
 SELECT pg_temp.check(encode(@schema@.concurrency_digest(''::bytea), 'hex')
@@ -123,10 +123,31 @@ SELECT pg_temp.check((SELECT j.queue = 'default' AND j.state = 'available' AND j
 
 SELECT pg_temp.check((SELECT r.state = 'scheduled'
     FROM @schema@.insert_job('smoke.future', p_run_at => now() + interval '1 hour') r), 'future run_at -> scheduled');
+-- v1.1 (ADR 0027): any given run_at, even a past one, gives scheduled, as released producers do.
+SELECT pg_temp.check((SELECT r.state = 'scheduled'
+    FROM @schema@.insert_job('smoke.past', p_run_at => now() - interval '1 hour') r), 'past run_at -> scheduled');
 SELECT pg_temp.check((SELECT r.state = 'available'
-    FROM @schema@.insert_job('smoke.past', p_run_at => now() - interval '1 hour') r), 'past run_at -> available');
+    FROM @schema@.insert_job('smoke.now', p_run_at => NULL) r), 'NULL run_at -> available');
 SELECT pg_temp.expect_error($$SELECT @schema@.insert_job(NULL)$$, '23502');
-SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k', p_unique_states => B'1111')$$, '22026');
+-- v1.1 (ADR 0025): unique_states of any other length than 8 is refused by the function itself,
+-- with a contract DETAIL, however it is bound (varbit, bit, untyped text).
+SELECT pg_temp.check(pg_temp.expect_error($$SELECT @schema@.insert_job('k', p_unique_states => B'1111')$$,
+    '22026', 'unique_states_not_8_bits') = '{"code": "unique_states_not_8_bits", "length": 4, "expected_length": 8}',
+    '4-bit unique_states refused with DETAIL');
+SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k', p_unique_states => '1111'::varbit)$$,
+    '22026', 'unique_states_not_8_bits');
+SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k', p_unique_states => '111110000')$$,
+    '22026', 'unique_states_not_8_bits');
+SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k', p_unique_states => ''::varbit)$$,
+    '22026', 'unique_states_not_8_bits');
+-- The unique_states check comes before every other check (released validation included).
+SELECT pg_temp.expect_error($$SELECT @schema@.insert_job(repeat('k', 201), p_unique_states => '1111')$$,
+    '22026', 'unique_states_not_8_bits');
+-- The hazard the contract warns about: the caller's own ::bit(8) pads before the call, so the
+-- function sees 8 bits and stores 11110000. Only the producer can avoid it (docs/contract.md).
+SELECT pg_temp.check((SELECT x.unique_states = '11110000'
+    FROM @schema@.insert_job('k', p_unique_key => '\xbb01', p_unique_states => B'1111'::bit(8)) r,
+    @schema@.job_routing(r.job_id) x), 'a caller-side ::bit(8) pads (documented hazard)');
 
 -- Routing (D3) against known values -----------------------------------------------------------
 INSERT INTO @schema@.queue_meta (queue, enqueue_shards) VALUES ('smoke_w8', 8), ('smoke_w63', 63)
@@ -148,7 +169,7 @@ SELECT pg_temp.check((SELECT r.route_source = 'ordering_key' AND r.enqueue_shard
 SELECT pg_temp.check((SELECT r.route_source = 'ordering_key' AND r.enqueue_shard = 7
     AND encode(r.concurrency_digest, 'hex')
         = 'cf55546849f2abc2ccc539823b42c430edca64404c2ab25cf457eed615662564'
-    AND x.ordering_key = '\x00'::bytea AND x.concurrency_digest = r.concurrency_digest
+    AND x.ordering_key_digest = r.concurrency_digest AND x.concurrency_digest = r.concurrency_digest
     AND x.enqueue_shard = r.enqueue_shard AND x.route_source = r.route_source
     FROM @schema@.insert_job('k', 'smoke_w8', p_ordering_key => '\x00'::bytea) r,
      @schema@.job_routing(r.job_id) x),
@@ -166,6 +187,25 @@ SELECT pg_temp.check((SELECT r.route_source = 'rotor' AND r.enqueue_shard = pg_b
 
 SELECT pg_temp.check((SELECT x IS NULL
     FROM @schema@.job_routing(-1) x), 'job_routing of an unknown id is NULL');
+SELECT pg_temp.check((SELECT x.ordering_key_digest = @schema@.concurrency_digest('o'::bytea)
+    AND x.concurrency_digest = @schema@.concurrency_digest('c'::bytea)
+    FROM @schema@.insert_job('k', p_ordering_key => 'o'::bytea, p_concurrency_key => 'c'::bytea) r,
+     @schema@.job_routing(r.job_id) x), 'job_routing returns the ordering key''s digest, never the key');
+
+-- queue_enqueue_shards (v1.1): the width insert_job reads.
+SELECT pg_temp.check(@schema@.queue_enqueue_shards('smoke_w8') = 8
+    AND @schema@.queue_enqueue_shards('smoke_w63') = 63
+    AND @schema@.queue_enqueue_shards('smoke_no_such_queue') = 1
+    AND @schema@.queue_enqueue_shards(NULL) = @schema@.queue_enqueue_shards('default'),
+    'queue_enqueue_shards');
+
+-- Rotor plus expected_enqueue_shard (v1.1): always ZA001, at every width and for every value.
+SELECT pg_temp.check(pg_temp.expect_error(format($$SELECT @schema@.insert_job('k', %L,
+    p_opts => '{"expected_enqueue_shard": %s}')$$, q, e), 'ZA001', 'expected_enqueue_shard_mismatch')
+    = jsonb_build_object('code', 'expected_enqueue_shard_mismatch', 'expected', e, 'actual', NULL,
+        'route_source', 'rotor'), format('rotor + expected shard %s on %s', e, q))
+FROM (VALUES ('smoke_no_such_queue'), ('smoke_w8'), ('smoke_w63')) AS w(q),
+     generate_series(0, 8) AS e;
 
 -- Keys of exactly 4096 bytes are accepted.
 SELECT pg_temp.check((SELECT r.route_source = 'ordering_key'
@@ -303,26 +343,29 @@ SELECT pg_temp.expect_error($$INSERT INTO @schema@.queue_meta (queue, enqueue_sh
     '23514', NULL, NULL, 'queue_meta_enqueue_shards_range');
 
 -- Hardening ----------------------------------------------------------------------------------
-SELECT pg_temp.check((SELECT count(*) = 2 AND bool_and(p.prosecdef
+SELECT pg_temp.check((SELECT count(*) = 3 AND bool_and(p.prosecdef
         AND p.proconfig = ARRAY['search_path=pg_catalog, ' || quote_ident(n.nspname) || ', pg_temp'])
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
     WHERE p.oid IN ('@schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb,
-        text[], bytea, bit, bytea, bytea, jsonb)'::regprocedure,
-        '@schema@.job_routing(bigint)'::regprocedure)),
-    'SECURITY DEFINER + fixed search_path (pg_catalog first, pg_temp last) on both functions');
+        text[], bytea, varbit, bytea, bytea, jsonb)'::regprocedure,
+        '@schema@.job_routing(bigint)'::regprocedure,
+        '@schema@.queue_enqueue_shards(text)'::regprocedure)),
+    'SECURITY DEFINER + fixed search_path (pg_catalog first, pg_temp last) on the three functions');
 SELECT pg_temp.check((SELECT count(*) = 1
     FROM pg_proc WHERE proname = 'insert_job'
   AND pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = '@schema@.contract_jobs'::regclass)), 'exactly one insert_job overload');
 SELECT pg_temp.check(NOT EXISTS (
     SELECT 1 FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
     WHERE p.oid IN ('@schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz,
-        jsonb, text[], bytea, bit, bytea, bytea, jsonb)'::regprocedure,
-        '@schema@.job_routing(bigint)'::regprocedure)
-      AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing');
-SELECT pg_temp.check((SELECT array_agg(p.proname::text ORDER BY p.proname) = ARRAY['insert_job', 'job_routing']
+        jsonb, text[], bytea, varbit, bytea, bytea, jsonb)'::regprocedure,
+        '@schema@.job_routing(bigint)'::regprocedure,
+        '@schema@.queue_enqueue_shards(text)'::regprocedure)
+      AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing / queue_enqueue_shards');
+SELECT pg_temp.check((SELECT array_agg(p.proname::text ORDER BY p.proname)
+        = ARRAY['insert_job', 'job_routing', 'queue_enqueue_shards']
     FROM pg_proc p, aclexplode(p.proacl) a
 WHERE a.grantee = '@producer_role@'::regrole AND a.privilege_type = 'EXECUTE'),
-    'producer role holds EXECUTE grants on exactly insert_job and job_routing');
+    'producer role holds EXECUTE grants on exactly insert_job, job_routing and queue_enqueue_shards');
 SELECT pg_temp.check(NOT EXISTS (
     SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
     WHERE a.grantee = '@producer_role@'::regrole), 'producer role has no table privileges');
@@ -334,6 +377,7 @@ SET ROLE @login_role@;
 SELECT pg_temp.check((SELECT r.route_source = 'concurrency_key' AND x.enqueue_shard = r.enqueue_shard
     FROM @schema@.insert_job('k', p_concurrency_key => 'c'::bytea) r, @schema@.job_routing(r.job_id) x),
     'login member enqueues and reads its routing');
+SELECT pg_temp.check(@schema@.queue_enqueue_shards('smoke_w8') = 8, 'login member reads a width');
 SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.contract_jobs$$, '42501');
 SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.job_unique_claims$$, '42501');
 SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.queue_meta$$, '42501');
@@ -342,6 +386,7 @@ RESET ROLE;
 SET ROLE @outsider_role@;
 SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k')$$, '42501');
 SELECT pg_temp.expect_error($$SELECT @schema@.job_routing(1)$$, '42501');
+SELECT pg_temp.expect_error($$SELECT @schema@.queue_enqueue_shards('x')$$, '42501');
 RESET ROLE;
 
 \o

@@ -2,7 +2,9 @@
 //!
 //! Preflight checks only what every other case depends on: the schema, exactly one
 //! `insert_job` with the ADR 0001 D7 signature (last argument `p_opts jsonb`) and result
-//! shape, `contract_version() = 1` and `contract_capabilities()`. The hardening rules of
+//! shape, `contract_version() = 1` and `contract_capabilities()` listing `contract_1_1` (the
+//! revision this kit tests, ADR 0025: a v1.0 database returns raw keys from `job_routing`, so
+//! it is refused with the fix rather than run into a cascade of failures). The hardening rules of
 //! ADR-043 (SECURITY DEFINER, fixed search_path, no PUBLIC EXECUTE) are cases: a schema that
 //! breaks them is nonconformant, not unusable.
 
@@ -12,7 +14,7 @@ use serde_json::json;
 use tokio_postgres::Client;
 
 use super::support::{query_fail, rolled_back, Case};
-use super::{DbSetup, PreflightError, CONTRACT_VERSION};
+use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY, CONTRACT_VERSION};
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::{Pg, PgError};
 use crate::schema_install::quote_ident;
@@ -45,7 +47,7 @@ pub(super) const INSERT_JOB_ARG_TYPES: [&str; 13] = [
     "jsonb",
     "text[]",
     "bytea",
-    "bit",
+    "bit varying",
     "bytea",
     "bytea",
     "jsonb",
@@ -72,7 +74,7 @@ const ROUTING_COLUMNS: [(&str, &str); 10] = [
     ("enqueue_shard", "smallint"),
     ("route_source", "text"),
     ("concurrency_digest", "bytea"),
-    ("ordering_key", "bytea"),
+    ("ordering_key_digest", "bytea"),
     ("unique_key", "bytea"),
     ("unique_states", "text"),
 ];
@@ -268,6 +270,17 @@ pub(super) async fn preflight(
         .try_get::<_, Option<Vec<String>>>(0)
         .map_err(q)?
         .unwrap_or_default();
+    if !capabilities
+        .iter()
+        .any(|c| c == CONTRACT_REVISION_CAPABILITY)
+    {
+        return Err(PreflightError::Schema(format!(
+            "{s}.contract_capabilities() lacks {CONTRACT_REVISION_CAPABILITY:?}: the database \
+             implements contract v1.0, and this kit tests v1.1 (docs/contract.md §13); \
+             re-run `awa-conformance schema install --schema {schema}` to upgrade the reference \
+             schema in place, or implement v1.1"
+        )));
+    }
     Ok(DbSetup {
         pg: Arc::clone(pg),
         schema: schema.to_owned(),
@@ -326,7 +339,7 @@ fn search_path(config: &[String]) -> Option<Vec<String>> {
     })
 }
 
-fn hardening_cases(function: &'static str) -> Vec<Case> {
+pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
     vec![
         Case::new(
             "catalog",

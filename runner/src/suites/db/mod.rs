@@ -24,9 +24,11 @@
 mod catalog;
 pub mod environment;
 mod function;
+mod lifecycle;
 mod privilege;
 mod race;
 mod rejection;
+mod revision;
 mod rotor;
 mod support;
 pub mod sweep;
@@ -46,8 +48,11 @@ pub use support::run_id;
 /// The `suite` string every DB trial records.
 pub const SUITE: &str = "sql";
 
-/// The contract version this kit tests.
+/// The contract version this kit tests (the major: `contract_version()`).
 pub const CONTRACT_VERSION: i32 = 1;
+
+/// The capability that marks contract revision 1.1, which this kit tests (ADR 0025).
+pub const CONTRACT_REVISION_CAPABILITY: &str = "contract_1_1";
 
 /// A checked database ready for the DB suites.
 #[derive(Debug)]
@@ -204,6 +209,8 @@ pub fn trials(
         rotor::cases(),
         race::cases(),
         privilege::cases(vectors),
+        lifecycle::cases(),
+        revision::cases(),
     ]
     .into_iter()
     .flatten()

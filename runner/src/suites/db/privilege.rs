@@ -2,7 +2,7 @@
 //!
 //! * `no_excess_privileges` reads the catalog: the producer role holds no privilege on any
 //!   table, view or sequence of the schema, no CREATE on the schema, and EXECUTE on no
-//!   function except `insert_job`, `job_routing` and the functions schema/README.md
+//!   function except `insert_job`, `job_routing`, `queue_enqueue_shards` and the functions schema/README.md
 //!   documents as public (the catalog functions and the pure, non-SECURITY-DEFINER helpers).
 //! * A temporary LOGIN role `awa_conformance_<run id>_login` that holds only the producer
 //!   role (needs CREATEROLE or superuser; otherwise not applicable) runs the WHOLE function

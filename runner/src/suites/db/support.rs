@@ -280,7 +280,9 @@ pub(super) struct Stored {
     pub(crate) enqueue_shard: Option<i16>,
     pub(crate) route_source: Option<String>,
     pub(crate) concurrency_digest: Option<Vec<u8>>,
-    pub(crate) ordering_key: Option<Vec<u8>>,
+    /// Contract v1.1: the §6 digest of the stored ordering key (job_routing never returns a
+    /// raw key).
+    pub(crate) ordering_key_digest: Option<Vec<u8>>,
     pub(crate) unique_key: Option<Vec<u8>>,
     pub(crate) unique_states: Option<String>,
 }
@@ -366,7 +368,7 @@ pub(super) async fn read(
         enqueue_shard: row.try_get(2)?,
         route_source: row.try_get(3)?,
         concurrency_digest: row.try_get(4)?,
-        ordering_key: row.try_get(5)?,
+        ordering_key_digest: row.try_get(5)?,
         unique_key: row.try_get(6)?,
         unique_states: row.try_get(7)?,
     })
@@ -412,22 +414,26 @@ pub(super) async fn insert_and_read_all(
     Ok(out)
 }
 
-/// The job's queue, priority and ordering key come back exactly as requested.
+/// The job's queue, priority and ordering key (as its digest) come back as requested.
 fn check_stored_request(r: &Req, i: &Inserted, s: &Stored) -> Result<(), CaseFailure> {
+    let requested_digest = r
+        .ordering_key
+        .as_deref()
+        .map(|k| hex(&awa_conformance_core::concurrency_digest(k)));
     let want = json!({
         "queue": r.queue,
         "priority": r.priority,
-        "ordering_key_hex": opt_hex(r.ordering_key.as_deref()),
+        "ordering_key_digest_hex": requested_digest,
     });
     let returned = json!({
         "queue": i.queue,
         "priority": i.priority,
-        "ordering_key_hex": opt_hex(r.ordering_key.as_deref()),
+        "ordering_key_digest_hex": requested_digest,
     });
     let stored = json!({
         "queue": s.queue,
         "priority": i.priority,
-        "ordering_key_hex": opt_hex(s.ordering_key.as_deref()),
+        "ordering_key_digest_hex": opt_hex(s.ordering_key_digest.as_deref()),
     });
     if returned == want && stored == want {
         return Ok(());

@@ -42,7 +42,7 @@ BENCH_WIDTH = 8
 
 INSERT_JOB_CALL = (
     "SELECT * FROM {s}.insert_job(%s::text, %s::text, %s::jsonb, %s::smallint, %s::smallint, "
-    "%s::timestamptz, %s::jsonb, %s::text[], %s::bytea, %s::bit(8), %s::bytea, %s::bytea, "
+    "%s::timestamptz, %s::jsonb, %s::text[], %s::bytea, %s::varbit, %s::bytea, %s::bytea, "
     "%s::jsonb)"
 )
 # The baseline: the same row, routing precomputed by the client, one prepared INSERT.

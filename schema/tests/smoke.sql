@@ -338,6 +338,8 @@ ALTER TABLE @schema@.queue_meta DROP CONSTRAINT queue_meta_enqueue_shards_range;
 INSERT INTO @schema@.queue_meta (queue, enqueue_shards) VALUES ('smoke_w65', 65);
 SELECT pg_temp.check(pg_temp.expect_error($$SELECT @schema@.insert_job('k', 'smoke_w65')$$,
     'ZA004', 'invalid_width') ->> 'width' = '65', 'ZA004 from insert_job');
+SELECT pg_temp.check(pg_temp.expect_error($$SELECT @schema@.queue_enqueue_shards('smoke_w65')$$,
+    'ZA004', 'invalid_width') ->> 'width' = '65', 'ZA004 from queue_enqueue_shards');
 ROLLBACK;
 SELECT pg_temp.expect_error($$INSERT INTO @schema@.queue_meta (queue, enqueue_shards) VALUES ('smoke_w0', 0)$$,
     '23514', NULL, NULL, 'queue_meta_enqueue_shards_range');

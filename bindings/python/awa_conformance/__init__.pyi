@@ -289,7 +289,9 @@ def check_producer(
     shard in [0, width)) and with what ``<schema>.insert_job`` computes for the same request in
     a rolled-back transaction. Each case's rows (jobs, uniqueness claims, queue_meta) are
     deleted afterwards, so the database is left as found; the DSN needs SELECT/DELETE on
-    ``contract_jobs``/``job_unique_claims`` and write access to ``queue_meta``.
+    ``contract_jobs``/``job_unique_claims`` and write access to ``queue_meta``, and must be a
+    member of the role owning ``job_routing`` (contract v1.1 scopes it to the enqueuing login).
+    The stored ordering key is compared as its digest (``job_routing`` returns no raw key).
     ``junit``/``json``: also write the report to these paths. Raises ConformanceError when
     the database or schema cannot be used.
     """

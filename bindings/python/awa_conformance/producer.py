@@ -13,7 +13,9 @@ Every case runs on its own run-scoped queue ``awa_conformance_<run>_<n>`` whose 
 upserted into ``<schema>.queue_meta``; the case's rows (jobs, uniqueness claims, queue_meta) are
 deleted right after it is checked and again when the session closes, so the database is left
 as found. The checking DSN therefore needs SELECT/DELETE on ``contract_jobs`` and
-``job_unique_claims`` and INSERT/UPDATE/DELETE on ``queue_meta`` (an owner or superuser).
+``job_unique_claims`` and INSERT/UPDATE/DELETE on ``queue_meta`` (an owner or superuser); since
+contract v1.1 it must also be a member of the role that owns ``job_routing`` (the installer),
+because ``job_routing`` shows any other caller only the jobs its own session user enqueued.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def _unhex(s: str | None) -> bytes | None:
     return None if s is None else bytes.fromhex(s)
 
 
+def _digest_hex(key: bytes | None) -> str | None:
+    """The §6 digest of a key as job_routing returns it for the ordering key (v1.1)."""
+    return None if key is None else bytes(_native.concurrency_digest(key)).hex()
+
+
 @dataclass(frozen=True)
 class Case:
     """One producer check: a vector and the request built from it (queue filled in at run time)."""
@@ -77,7 +84,8 @@ def _routing_case(v: dict[str, Any]) -> Case:
             "route_source": exp["route_source"],
             "enqueue_shard": exp["enqueue_shard"],
             "concurrency_digest": exp["concurrency_digest_hex"],
-            "ordering_key": inp["ordering_key_hex"],
+            # Contract v1.1: job_routing returns the ordering key's digest, never the key.
+            "ordering_key_digest": _digest_hex(_unhex(inp["ordering_key_hex"])),
         },
     )
 
@@ -111,7 +119,7 @@ def _unique_case(v: dict[str, Any]) -> Case:
             "route_source": "rotor",
             "enqueue_shard": None,
             "concurrency_digest": None,
-            "ordering_key": None,
+            "ordering_key_digest": None,
         },
     )
 
@@ -271,7 +279,7 @@ class ProducerSession:
     def _stored(self, job_id: int) -> dict[str, Any] | None:
         row = self.conn.execute(
             self._sql.SQL(
-                "SELECT job_id, queue, enqueue_shard, route_source, concurrency_digest, ordering_key, "
+                "SELECT job_id, queue, enqueue_shard, route_source, concurrency_digest, ordering_key_digest, "
                 "unique_key, unique_states FROM {}.job_routing(%s)"
             ).format(self._schema),
             (job_id,),
@@ -284,7 +292,7 @@ class ProducerSession:
             "route_source": source,
             "enqueue_shard": shard,
             "concurrency_digest": _hex(digest),
-            "ordering_key": _hex(ok),
+            "ordering_key_digest": _hex(ok),
             "unique_key": _hex(uk),
             "unique_states": us,
         }
@@ -344,7 +352,7 @@ class ProducerSession:
         problems = []
         if stored["queue"] != expected["queue"]:
             problems.append(f"queue: stored {stored['queue']!r}, requested {expected['queue']!r}")
-        for k in ("route_source", "concurrency_digest", "ordering_key"):
+        for k in ("route_source", "concurrency_digest", "ordering_key_digest"):
             if stored[k] != expected[k]:
                 problems.append(f"{k}: stored {stored[k]!r}, vector expects {expected[k]!r}")
         shard = stored["enqueue_shard"]

@@ -25,7 +25,7 @@ def insert(request: dict[str, Any]) -> int:
     """Pass every request field to insert_job; the database computes the routing."""
     query = sql.SQL(
         "SELECT job_id FROM {}.insert_job(p_kind => %s, p_queue => %s, p_args => %s, "
-        "p_priority => %s::smallint, p_unique_key => %s, p_unique_states => %s::bit(8), "
+        "p_priority => %s::smallint, p_unique_key => %s, p_unique_states => %s::varbit, "
         "p_ordering_key => %s, p_concurrency_key => %s)"
     ).format(sql.Identifier(request["schema"]))
     row = connection().execute(

@@ -65,7 +65,7 @@ BEGIN
        OR p_max_attempts NOT BETWEEN 1 AND 1000 OR cardinality(p_tags) > 20
        OR p_opts <> '{}'::jsonb  -- NULL opts coalesce to {}: no opts work either
        OR octet_length(p_ordering_key) > 4096 OR octet_length(p_concurrency_key) > 4096 THEN
-        -- 1. Released validation, released order and messages (awa-facts.md 1.2).
+        -- 1. Released validation, released order and messages (docs/released-awa.md R2.2).
         IF length(p_kind) > 200 THEN
             RAISE EXCEPTION 'job kind length must be <= 200 characters' USING ERRCODE = '23514';
         END IF;
@@ -269,7 +269,7 @@ BEGIN
         unique_key
     INTO v_result;
 
-    -- 8. The uniqueness claim (released rule, awa-facts.md 1.5). A duplicate raises 23505 on
+    -- 8. The uniqueness claim (released rule, docs/released-awa.md R7.2). A duplicate raises 23505 on
     -- idx_awa_jobs_unique and the rollback removes the job row too.
     IF p_unique_key IS NOT NULL AND v_unique_states IS NOT NULL
        AND get_bit(v_unique_states, CASE v_result.state WHEN 'scheduled' THEN 0 ELSE 1 END) = 1 THEN

@@ -22,7 +22,7 @@ import sys
 
 PROTOCOL = 1
 MASK64 = (1 << 64) - 1
-TAG = b"awa:concurrency_key:v1\x00"  # ADR 0001 D1: 22 ASCII bytes, then one NUL
+TAG = b"awa:concurrency_key:v1\x00"  # ADR 0006: 22 ASCII bytes, then one NUL
 OFFSET = 0xCBF29CE484222325  # released ordering hash: FNV offset basis and prime,
 PRIME = 0x100000001B3  # combined multiply-then-ADD (not FNV-1/FNV-1a)
 PARTITION_DOMAIN = 0x9D4D1B2F53A70C91

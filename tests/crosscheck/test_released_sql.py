@@ -193,3 +193,23 @@ def test_states_bit_order(released: Released, conn: psycopg.Connection) -> None:
         )
         row = conn.execute("SELECT unique_states::text FROM awa.jobs WHERE id = %s", (job.id,)).fetchone()
         assert row is not None and row[0] == text
+
+
+def test_sdk_insert_refuses_deep_nesting(released: Released) -> None:
+    """R4.3: the SDK's insert path refuses args nested deeper than 64 levels (the core allows 128)."""
+    shallow: Any = {"leaf": 1}
+    for _ in range(30):
+        shallow = {"a": shallow}
+    released.client.insert(shallow, kind=KIND, queue="xc_fact_depth", run_at=FUTURE)
+    deep: Any = {"leaf": 1}
+    for _ in range(100):
+        deep = {"a": deep}
+    with pytest.raises(Exception, match="64"):
+        released.client.insert(deep, kind=KIND, queue="xc_fact_depth", run_at=FUTURE)
+
+
+@pytest.mark.parametrize("args", [[1, 2], "text", 7, {"a": "nul\x00"}], ids=["list", "str", "int", "nul"])
+def test_sdk_insert_refuses_what_the_oracle_reaches(released: Released, args: Any) -> None:
+    """R4.3: the SDK's insert path refuses non-object args, and PostgreSQL jsonb refuses U+0000."""
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's and the server's exception types differ
+        released.client.insert(args, kind=KIND, queue="xc_fact_refuse", run_at=FUTURE)

@@ -61,7 +61,7 @@ BEGIN
 END
 $fn$;
 
--- The released ordering-key hash (awa-facts.md 1.4): h = 0xcbf29ce484222325;
+-- The released ordering-key hash (docs/released-awa.md R5.1): h = 0xcbf29ce484222325;
 -- for each byte h = h * 0x100000001b3 + byte (mod 2^64), returned as the two's complement
 -- bigint of the u64. Released Awa runs that loop one byte at a time over NUMERIC; this form
 -- gives identical bits with bigint arithmetic on 32-bit halves: one compact step per byte for

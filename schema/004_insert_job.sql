@@ -88,7 +88,7 @@ BEGIN
                           'length', length(v_unique_states), 'expected_length', 8)::text,
                       HINT = 'Bind unique_states as text of 8 characters 0/1 (leftmost = scheduled) cast with ::varbit, e.g. ''11111000''; never cast it to bit(8) in your SQL, which pads short values.';
         END IF;
-        -- 1. Released validation, released order and messages (awa-facts.md 1.2).
+        -- 1. Released validation, released order and messages (docs/released-awa.md R2.2).
         IF length(p_kind) > 200 THEN
             RAISE EXCEPTION 'job kind length must be <= 200 characters' USING ERRCODE = '23514';
         END IF;
@@ -304,7 +304,7 @@ BEGIN
         unique_key
     INTO v_result;
 
-    -- 8. The uniqueness claim (released rule, awa-facts.md 1.5). A duplicate raises 23505 on
+    -- 8. The uniqueness claim (released rule, docs/released-awa.md R7.2). A duplicate raises 23505 on
     -- idx_awa_jobs_unique and the rollback removes the job row too.
     IF p_unique_key IS NOT NULL AND v_unique_states IS NOT NULL
        AND get_bit(v_unique_states, CASE v_result.state WHEN 'scheduled' THEN 0 ELSE 1 END) = 1 THEN

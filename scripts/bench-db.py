@@ -55,7 +55,7 @@ PLAIN_INSERT = (
     "RETURNING id"
 )
 
-# The released ordering hash, byte by byte over NUMERIC (awa-facts.md 1.4). Benchmark only:
+# The released ordering hash, byte by byte over NUMERIC (docs/released-awa.md R5.1). Benchmark only:
 # created in the scratch schema and dropped with it; never shipped.
 RELEASED_HASH_FN = """
 CREATE FUNCTION {s}.bench_released_ordering_hash(p_key bytea) RETURNS numeric

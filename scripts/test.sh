@@ -112,6 +112,45 @@ go_adapter() {
     return "$rc"
 }
 
+# The Python bindings: run-tests.sh builds and installs the wheel into the venv (collecting only),
+# then every test runs under pytest_suite; AWA_REQUIRE_DB=1 fails database tests that would skip.
+python_bindings() {
+    "$ROOT/bindings/run-tests.sh" -p no:cacheprovider --collect-only -q >/dev/null &&
+        (cd "$ROOT/bindings" && pytest_suite -q tests)
+}
+
+# The Python example adapter implements all nine families itself (own canonical JSON, blake3 from
+# PyPI, no kit import): every vector of every family passes, and a deliberately broken
+# canonical_json answer fails the run with exit 1.
+python_adapter() {
+    local cmd="$PY $ROOT/examples/adapters/python/adapter.py" rc=0 broken=0
+    "$RUNNER" --no-embedded --adapter "$cmd" adapter:: -q --report-json "$REPORTS/adapter.json" || rc=$?
+    "$PY" - "$REPORTS/adapter.json" <<'PYEOF' || rc=1
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))
+families = {}
+for case in report["cases"]:
+    family = case["name"].split("::")[1]
+    families.setdefault(family, set()).add(case["status"])
+wrong = {f: sorted(s) for f, s in families.items() if s != {"passed"}}
+if len(families) != 9 or wrong:
+    sys.exit(f"python_adapter: expected all nine families passed, got {sorted(families)}; not passed: {wrong}")
+PYEOF
+    AWA_ADAPTER_BREAK=canonical_json "$RUNNER" --no-embedded --adapter "$cmd" \
+        adapter::canonical_json:: -q >/dev/null 2>&1 || broken=$?
+    if [ "$broken" -ne 1 ]; then
+        echo "python_adapter: a deliberately broken adapter exited $broken, not 1" >&2
+        rc=1
+    fi
+    return "$rc"
+}
+
+# Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
+# bindings/README.md, checked against the runner and the installed Python module (tests/docs).
+doc_examples() {
+    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/docs
+}
+
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
@@ -122,8 +161,11 @@ step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$RO
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests
-step "python bindings"           "$ROOT/bindings/run-tests.sh" -p no:cacheprovider -q
+step "python bindings"           python_bindings
 step "go example adapter"        go_adapter
+step "python example adapter"    python_adapter
+step "examples use no kit"       pytest_suite -q tests/examples
+step "documented examples"       doc_examples
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 
 # --- summary ------------------------------------------------------------------------------------

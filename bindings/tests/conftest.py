@@ -40,12 +40,21 @@ def install_schema(conn: Any, schema: str, role: str) -> None:
         conn.execute(text)
 
 
+def require_dsn() -> str:
+    """DATABASE_URL; without it skip, or fail when AWA_REQUIRE_DB=1 (CI: a skip must not pass)."""
+    dsn = os.environ.get("DATABASE_URL")
+    if dsn:
+        return dsn
+    why = "DATABASE_URL is not set: database tests need a PostgreSQL DSN (superuser or schema owner)"
+    if os.environ.get("AWA_REQUIRE_DB") == "1":
+        pytest.fail(f"{why}; AWA_REQUIRE_DB=1 forbids skipping them", pytrace=False)
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def database() -> dict[str, str]:
     """DSN + schema of a database with the reference SQL installed (needs DATABASE_URL)."""
-    dsn = os.environ.get("DATABASE_URL")
-    if not dsn:
-        pytest.skip("DATABASE_URL is not set: database tests need a PostgreSQL DSN (superuser or schema owner)")
+    dsn = require_dsn()
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:

@@ -35,7 +35,7 @@ pub enum Value {
     Object(Vec<(String, Value)>),
 }
 
-/// Encode `value` as Awa canonical JSON v1 (see `docs/contract.md` §2).
+/// Encode `value` as Awa canonical JSON v1 (see `docs/contract.md` §1).
 ///
 /// Framing: compact (no whitespace); object members sorted by the UTF-8 bytes of their keys,
 /// duplicate keys resolved last-wins; strings escape `"` `\` and the C0 controls (named

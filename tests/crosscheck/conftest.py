@@ -84,7 +84,7 @@ def released() -> Iterator[Released]:
         if mig.returncode != 0:
             pytest.fail(f"`awa migrate` failed (exit {mig.returncode}):\n{_redact(mig.stderr + mig.stdout, url)}")
         conn = psycopg.connect(url, autocommit=True)
-        # A fresh install is `canonical`; promote it to queue storage (facts §1.3) so inserts
+        # A fresh install is `canonical`; promote it to queue storage (docs/released-awa.md R1.1) so inserts
         # land in ready_entries with an enqueue_shard.
         promoted = conn.execute("SELECT awa.storage_auto_finalize_if_fresh('awa')").fetchone()
         engine = conn.execute("SELECT awa.active_storage_engine()").fetchone()

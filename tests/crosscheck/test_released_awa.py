@@ -33,7 +33,7 @@ from xcheck_values import (
 )
 
 # Far future run_at: inserts become `scheduled` (deferred_jobs), which skips the queue-storage
-# NOTIFY whose 63-byte channel limit would refuse queue names over 59 bytes (facts §1.2).
+# NOTIFY whose 63-byte channel limit would refuse queue names over 59 bytes (docs/released-awa.md R2.3).
 FUTURE = dt.datetime(2099, 1, 1, tzinfo=dt.timezone.utc)
 # unique_opts states = 0: the key is stored but no claim is taken, so vectors whose keys collide
 # (documented released hazards) do not raise UniqueConflict against each other.
@@ -44,7 +44,7 @@ OS_WIDTHS = range(1, 65)
 
 
 def released_key(preimage: bytes) -> bytes:
-    """blake3(preimage)[:16], the released unique_key framing (facts §3.1)."""
+    """blake3(preimage)[:16], the released unique_key framing (docs/released-awa.md R3.1)."""
     return blake3.blake3(preimage).digest()[:16]
 
 
@@ -232,7 +232,7 @@ def check_key_case(
     case = oracle_case
 
     if case.args is not None and case.args.has_big_int:
-        # Documented hazard (facts §3.2): the released insert path turns ints outside i64 into
+        # Documented hazard (docs/released-awa.md R4.2): the released insert path turns ints outside i64 into
         # f64, so it must NOT store the exact-integer key a Rust (u64) producer computes ...
         if got is not None:
             assert got != storage_case.expected_key, (
@@ -304,7 +304,7 @@ def os_observed(released: Released) -> dict[str, list[int]]:
     for width in OS_WIDTHS:
         queue = f"xc_os_w{width}"
         with conn.transaction():
-            # The documented width upsert (facts §1.7).
+            # The documented width upsert (docs/released-awa.md R5.2).
             conn.execute(
                 "INSERT INTO awa.queue_meta (queue, enqueue_shards) VALUES (%s, %s) "
                 "ON CONFLICT (queue) DO UPDATE SET enqueue_shards = EXCLUDED.enqueue_shards",

@@ -695,7 +695,7 @@ fn unique_key_specs() -> Result<Vec<Spec>, GenerateError> {
         None,
     )));
 
-    // Released field-ambiguity collisions (awa-facts §3.2): build both sides, prove they
+    // Released field-ambiguity collisions (docs/released-awa.md R3.2): build both sides, prove they
     // collide, and let each description name the other's ID.
     let a1 = obj(&[("a", Value::Int(1))]);
     let pairs = [

@@ -1,34 +1,40 @@
 #!/usr/bin/env python3
 """Reference producer adapter for `awa-conformance --adapter` (docs/adapter-protocol.md).
 
-Speaks the JSON-lines protocol on stdin/stdout. The routing families are implemented here in
-pure Python (standard library only), the way a third-party producer would write them;
-canonical_json and unique_key need BLAKE3 and Awa's canonical JSON, so they are declared only
-when the `awa_conformance` Python bindings are importable (and then computed by them).
+Speaks the JSON-lines protocol on stdin/stdout and implements every family it declares itself,
+from docs/contract.md, the way a third-party producer would: it never imports the kit (CI
+fails if it does), so its answers are an independent check of the vectors. Standard library
+only, plus the `blake3` PyPI package for unique_key (BLAKE3 is not in hashlib); without that
+package unique_key is not declared and the runner reports its vectors not applicable.
 
 Run:  awa-conformance --adapter "python3 examples/adapters/python/adapter.py" adapter::
 Env:  AWA_ADAPTER_BREAK=<family>  deliberately answer that family wrongly (used by the
       runner's tests to prove a wrong producer fails).
 """
 
+import decimal
 import hashlib
 import json
+import math
 import os
+import struct
 import sys
 
 PROTOCOL = 1
 MASK64 = (1 << 64) - 1
-TAG = b"awa:concurrency_key:v1\x00"  # ADR 0001 D1: 22 ASCII bytes, then one NUL
+TAG = b"awa:concurrency_key:v1\x00"  # ADR 0006: 22 ASCII bytes, then one NUL
 OFFSET = 0xCBF29CE484222325  # released ordering hash: FNV offset basis and prime,
 PRIME = 0x100000001B3  # combined multiply-then-ADD (not FNV-1/FNV-1a)
 PARTITION_DOMAIN = 0x9D4D1B2F53A70C91
 STATES = ["scheduled", "available", "running", "completed",
           "retryable", "failed", "cancelled", "waiting_external"]
 
-try:  # optional: the PyO3 bindings of the reference core
-    import awa_conformance as _bindings
-except ImportError:  # pure-Python routing only
-    _bindings = None
+MAX_DEPTH = 128  # contract §1: deeper nesting is rejected
+
+try:  # BLAKE3 for unique_key (contract §2); hashlib has no BLAKE3
+    import blake3 as _blake3
+except ImportError:
+    _blake3 = None
 
 
 def concurrency_digest(key: bytes) -> bytes:
@@ -106,22 +112,95 @@ def f_unique_states(inp):
             "states": [s for i, s in enumerate(STATES) if mask & (1 << i)]}
 
 
+# --- canonical JSON (contract §1) over the vectors' typed values (ADR 0002) -------------------
+
+_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r",
+            0x09: b"\\t"}
+
+
+def cj_string(text):
+    out = bytearray(b'"')
+    for b in text.encode("utf-8"):
+        if b in _ESCAPES:
+            out += _ESCAPES[b]
+        elif b < 0x20:
+            out += b"\\u%04x" % b
+        else:
+            out.append(b)
+    out += b'"'
+    return bytes(out)
+
+
+def cj_float(v):
+    """Shortest round-trip digits (Python's repr: nearest, ties to even) in the §1 layout."""
+    if math.isnan(v) or math.isinf(v):
+        return b"null"
+    sign = "-" if math.copysign(1.0, v) < 0 else ""
+    if v == 0:
+        digits, k = "0", 1
+    else:
+        # repr's digits as an integer times a power of ten, trailing zeros dropped.
+        _, ds, e = decimal.Decimal(repr(abs(v))).as_tuple()
+        digits = "".join(map(str, ds)).lstrip("0")
+        stripped = digits.rstrip("0")
+        e += len(digits) - len(stripped)
+        digits = stripped
+        k = e + len(digits)  # |v| = 0.d1...dL x 10^k
+    n = len(digits)
+    if k - n >= 0 and k <= 16:
+        body = digits + "0" * (k - n) + ".0"
+    elif 0 < k <= 16:
+        body = digits[:k] + "." + digits[k:]
+    elif -5 < k <= 0:
+        body = "0." + "0" * (-k) + digits
+    else:
+        x = k - 1
+        body = digits[0] + ("." + digits[1:] if n > 1 else "") + "e" + ("+" if x >= 0 else "-") + str(abs(x))
+    return (sign + body).encode("ascii")
+
+
+def canonical(typed, depth=0):
+    """Awa canonical JSON v1 bytes of one typed value."""
+    t, val = typed["type"], typed.get("value")
+    if t == "null":
+        return b"null"
+    if t == "bool":
+        return b"true" if val else b"false"
+    if t == "int":
+        return str(int(val)).encode("ascii")
+    if t == "float":
+        return cj_float(struct.unpack(">d", bytes.fromhex(typed["bits"]))[0])
+    if t == "string":
+        return cj_string(val)
+    if depth >= MAX_DEPTH:
+        raise ValueError("nesting deeper than %d" % MAX_DEPTH)
+    if t == "array":
+        return b"[" + b",".join(canonical(x, depth + 1) for x in val) + b"]"
+    if t == "object":
+        last = {}
+        for key, member in val:  # duplicate keys: the last occurrence wins
+            last[key] = member
+        members = sorted(last.items(), key=lambda kv: kv[0].encode("utf-8"))
+        return b"{" + b",".join(cj_string(key) + b":" + canonical(m, depth + 1)
+                                for key, m in members) + b"}"
+    raise ValueError("unknown typed value %r" % t)
+
+
 def f_canonical_json(inp):
-    data = _bindings.canonical_json(_bindings.decode_typed(inp["value"]))
-    return {"canonical_hex": data.hex(), "canonical_text": data.decode("utf-8", "replace")}
+    data = canonical(inp["value"])
+    return {"canonical_hex": data.hex(), "canonical_text": data.decode("utf-8")}
 
 
 def f_unique_key(inp):
-    # args null = by_args off; a typed JSON null is a value (the bindings' JSON_NULL).
-    if inp["args"] is None:
-        args = None
-    elif inp["args"].get("type") == "null":
-        args = _bindings.JSON_NULL
-    else:
-        args = _bindings.decode_typed(inp["args"])
-    bucket = None if inp["period_bucket"] is None else int(inp["period_bucket"])
-    key = _bindings.unique_key(inp["kind"], queue=inp["queue"], args=args, period_bucket=bucket)
-    return {"unique_key_hex": key.hex()}
+    # contract §2: kind, then 0x00 + field for each present field; args null = by_args off.
+    pre = inp["kind"].encode("utf-8")
+    if inp["queue"] is not None:
+        pre += b"\x00" + inp["queue"].encode("utf-8")
+    if inp["args"] is not None:
+        pre += b"\x00" + canonical(inp["args"])
+    if inp["period_bucket"] is not None:
+        pre += b"\x00" + struct.pack("<q", int(inp["period_bucket"]))
+    return {"unique_key_hex": _blake3.blake3(pre).digest()[:16].hex()}
 
 
 FAMILIES = {
@@ -132,10 +211,13 @@ FAMILIES = {
     "routing_precedence": f_routing_precedence,
     "move_shard": f_move_shard,
     "unique_states": f_unique_states,
+    "canonical_json": f_canonical_json,
 }
-if _bindings is not None:
-    FAMILIES["canonical_json"] = f_canonical_json
+if _blake3 is not None:
     FAMILIES["unique_key"] = f_unique_key
+else:
+    print("adapter.py: the blake3 package is not installed; unique_key is not declared",
+          file=sys.stderr)
 
 
 def broken(family, output):
@@ -160,10 +242,9 @@ def send(obj):
 
 
 def main():
-    version = getattr(_bindings, "__version__", "stdlib") if _bindings else "stdlib"
     send({"type": "hello", "protocol": PROTOCOL,
           "implementation": {"name": "awa-conformance python reference adapter",
-                             "version": version},
+                             "version": "1"},
           "capabilities": sorted(FAMILIES)})
     sys.stdout.flush()
     for line in sys.stdin:

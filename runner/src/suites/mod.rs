@@ -1,10 +1,10 @@
 //! The `run` action: load the vectors, build every suite's trials, run them, report.
 //!
 //! Order of work (each step's failure has its own exit code, see [`crate::exit`]):
-//! 1. read the expected-failures file (2), load and verify the vector set (3);
+//! 1. read the expected-failures file (3), load and verify the vector set (2);
 //! 2. build the offline trials and the DB trials (listed without a database first, so that
 //!    names are known and no cluster is started when the filter selects no SQL case);
-//! 3. check the expected-failure IDs against the full, unfiltered trial list (2);
+//! 3. check the expected-failure IDs against the full, unfiltered trial list (3);
 //! 4. connect (or start a throwaway cluster and install the reference schema) and preflight
 //!    the contract schema (4 / 5) — only when a SQL case is selected;
 //! 5. run with libtest-mimic, then write the reports and the baseline.

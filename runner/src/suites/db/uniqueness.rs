@@ -1,4 +1,4 @@
-//! `sql::uniqueness::*`: the released claim rule through `insert_job` (awa-facts 1.5).
+//! `sql::uniqueness::*`: the released claim rule through `insert_job` (docs/released-awa.md R7).
 //!
 //! Each case uses a key unique to the run and case, inside a rolled-back transaction, so it
 //! neither sees nor leaves claims of anyone else. The empty key is global by nature: if the

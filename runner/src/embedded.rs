@@ -211,9 +211,15 @@ impl EmbeddedCluster {
             "initdb",
         )?;
         let port = free_port()?;
+        // Room for a run at the default test threads (README, "What a run needs from the
+        // database"), with some to spare.
+        let max_connections = (crate::suites::db::environment::connections_needed(
+            crate::suites::db::environment::test_threads(None),
+        ) + 10)
+            .max(50);
         let opts = format!(
             "-c listen_addresses='' -k {} -p {port} -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=50",
+             -c full_page_writes=off -c max_connections={max_connections}",
             path.display()
         );
         run(

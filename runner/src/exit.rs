@@ -17,7 +17,8 @@ pub const VECTORS_INVALID: u8 = 2;
 /// bad expected-failures file (unreadable, not JSON, wrong version, an entry without
 /// `id`/`reason`, an ID that names no trial).
 pub const USAGE: u8 = 3;
-/// Cannot connect to PostgreSQL, or database setup (embedded cluster, schema install) failed.
+/// Cannot connect to PostgreSQL, database setup (embedded cluster, schema install) failed, or
+/// the database cannot host a run (read-only, missing privileges, too few connections).
 pub const DATABASE_UNAVAILABLE: u8 = 4;
 /// The contract schema is missing or wrong: no `insert_job`, wrong signature, or a
 /// contract version this kit does not test.
@@ -32,6 +33,7 @@ Exit codes:
   1  nonconformant: a case failed, or a listed expected failure passed
   2  vector set invalid or tampered (schema, manifest hash, parse, regenerate --check)
   3  usage error: bad arguments or a bad expected-failures file
-  4  cannot connect to PostgreSQL, or database setup failed
+  4  cannot connect to PostgreSQL, database setup failed, or the database cannot
+     host a run (read-only, missing privileges, too few connections)
   5  contract schema missing or wrong (insert_job, signature, contract version)
   6  harness error (connection lost mid-run, adapter crashed, report not written)";

@@ -550,14 +550,6 @@ impl Dsn {
         d
     }
 
-    /// The same DSN for another database of the cluster.
-    #[must_use]
-    pub fn with_dbname(&self, dbname: &str) -> Self {
-        let mut d = self.clone();
-        d.config.dbname(dbname);
-        d
-    }
-
     /// Where the DSN came from.
     #[must_use]
     pub fn source(&self) -> DsnSource {
@@ -1106,5 +1098,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.connect_timeout, CONNECT_TIMEOUT);
+        let d = Dsn::parse(
+            "host=h",
+            DsnSource::Flag,
+            &env(&[("PGCONNECT_TIMEOUT", "5"), ("PGOPTIONS", "-c work_mem=1MB")]),
+        )
+        .unwrap();
+        assert_eq!(d.connect_timeout, Duration::from_secs(5));
+        assert_eq!(d.user_options.as_deref(), Some("-c work_mem=1MB"));
     }
 }

@@ -295,13 +295,12 @@ async fn compare(
     tx.batch_execute("SAVEPOINT awa_conformance_reference")
         .await
         .map_err(db_err(dsn, "comparing with the reference"))?;
-    for (file, sql) in substituted(&scratch, role)? {
-        tx.batch_execute(&sql)
-            .await
-            .map_err(|e| InstallError::Apply {
-                file,
-                reason: crate::pg::describe_error(dsn, &e),
-            })?;
+    for (_, sql) in substituted(&scratch, role)? {
+        tx.batch_execute(&sql).await.map_err(db_err(
+            dsn,
+            "installing the reference into a scratch schema to compare with (needs CREATE on \
+             the database, and CREATEROLE when the producer role does not exist yet)",
+        ))?;
     }
     tx.batch_execute("SET LOCAL search_path = pg_catalog")
         .await

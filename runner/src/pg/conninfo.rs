@@ -4,7 +4,7 @@
 //!
 //! libpq's grammar is small but has no Rust implementation that covers the service and
 //! password files; tokio-postgres parses neither `sslrootcert` nor `service`. This module is
-//! the one place that reads these formats (docs/adr/0006-libpq-parity-and-rustls.md).
+//! the one place that reads these formats (docs/adr/0036-libpq-parity-and-rustls.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

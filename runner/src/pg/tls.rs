@@ -3,7 +3,7 @@
 //!
 //! Trust anchors are the `sslrootcert` file, or the platform's store (`sslrootcert=system`,
 //! or no root file at all). Client certificates come from `sslcert`/`sslkey`. The crypto is
-//! ring's; nothing links OpenSSL (docs/adr/0006-libpq-parity-and-rustls.md).
+//! ring's; nothing links OpenSSL (docs/adr/0036-libpq-parity-and-rustls.md).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

@@ -12,7 +12,7 @@ use quick_junit::{
     NonSuccessKind, Property, Report as JunitReport, TestCase, TestCaseStatus, TestSuite,
 };
 
-use super::Report;
+use super::{shorten, Report};
 use crate::error::Error;
 use crate::outcome::{CaseResult, Status};
 
@@ -60,14 +60,15 @@ fn properties(report: &Report) -> Vec<Property> {
     props
 }
 
-/// The failure text: message, then expected and actual values.
+/// The failure text: message, then expected and actual values (long ones shortened; the
+/// JSON report keeps them whole).
 fn failure_text(case: &CaseResult) -> String {
     let mut text = case.message.clone().unwrap_or_default();
     if let Some(expected) = &case.expected {
-        text.push_str(&format!("\nexpected: {expected}"));
+        text.push_str(&format!("\nexpected: {}", shorten::display(expected)));
     }
     if let Some(actual) = &case.actual {
-        text.push_str(&format!("\nactual: {actual}"));
+        text.push_str(&format!("\nactual: {}", shorten::display(actual)));
     }
     text
 }

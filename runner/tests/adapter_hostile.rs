@@ -13,12 +13,14 @@
 
 mod db_support;
 
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::Output;
+use std::process::{Child, Output};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use awa_conformance_runner::exit::{HARNESS, NONCONFORMANT, SUCCESS};
-use db_support::{spawn, text, wait};
+use db_support::{spawn, text};
 use serde_json::Value;
 
 /// Generous: every wait of these runs is `--adapter-timeout 2`, so a bounded run ends in
@@ -62,6 +64,48 @@ fn run_adapter_with(cmd: &str, timeout: &str) -> (Output, Value) {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
     (out, report)
+}
+
+/// Read a pipe to its end on a thread; the result arrives on the returned channel.
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Wait for the runner, killing it (and failing) after `secs`. Its stdout and stderr must
+/// close soon after it exits: an adapter process that survived the run would hold them
+/// (the adapter inherits the runner's stderr), so that is a failure too, never a hang.
+fn wait(mut child: Child, secs: u64) -> Output {
+    let out = drain(child.stdout.take().unwrap());
+    let err = drain(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("awa-conformance did not finish within {secs}s (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let closed = |rx: mpsc::Receiver<Vec<u8>>, what: &str| {
+        rx.recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| {
+                panic!("the runner's {what} stayed open after it exited: an adapter survived")
+            })
+    };
+    Output {
+        status,
+        stdout: closed(out, "stdout"),
+        stderr: closed(err, "stderr"),
+    }
 }
 
 /// A marker unique to this test process, used as a `sleep` length to find leftovers.

@@ -377,6 +377,8 @@ impl Group {
         let pid = rustix::process::Pid::from_child(&self.child);
         // ESRCH (nobody left) is the normal case after a clean exit.
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        // The leader too, directly: should the group be gone, the wait below must not block.
+        let _ = self.child.kill();
         self.child.wait()
     }
 }

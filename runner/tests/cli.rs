@@ -340,6 +340,40 @@ fn a_selection_that_checks_nothing_is_not_a_pass() {
 }
 
 #[test]
+fn reports_are_written_when_the_database_is_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("s.md");
+    let junit = dir.path().join("j.xml");
+    let (out, report) = run_with_report(&[
+        "--dsn",
+        "postgres://alice@127.0.0.1:1/awa",
+        "--markdown",
+        md.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "-q",
+        "sql::",
+    ]);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{}", stderr(&out));
+    assert_eq!(report["exit_code"], 4);
+    assert_eq!(report["verdict"], "error");
+    assert!(
+        report["run_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("cannot connect"),
+        "{report}"
+    );
+    assert_valid_report(&report);
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .contains("error (exit 4"));
+    assert!(std::fs::read_to_string(&junit)
+        .unwrap()
+        .contains("awa-conformance"));
+}
+
+#[test]
 fn test_threads_zero_is_a_usage_error() {
     let out = run(&["--no-embedded", "--test-threads", "0", "-q"]);
     assert_eq!(code(&out), USAGE, "{}", stderr(&out));

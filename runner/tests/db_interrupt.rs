@@ -4,6 +4,9 @@
 //! database's schemas), even when the signal arrives while a case is blocked mid-query and
 //! after the run created its login role and committed rows.
 //!
+//! A run that fails before its trials (exit 5 here; exit 4 is in tests/cli.rs, exit 6 in
+//! tests/adapter_hostile.rs) still writes every requested report.
+//!
 //! The tests run one at a time (they compare cluster-wide state).
 
 // Test code: a panic is the failure report, so unwrap/index/panic/eprint are the point.
@@ -327,8 +330,43 @@ fn closed_stdout_stops_cleanly_with_141() {
     let _ = sql(&dsn, "SELECT 1");
 }
 
+fn reports_are_written_when_the_schema_is_missing() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dsn = dsn();
+    let empty = Scratch::empty(&dsn, "noschema");
+    let reports = Reports::new();
+    let mut args = vec!["--dsn", dsn.as_str(), "--schema", &empty.schema, "-q"];
+    args.extend(reports.args());
+    let out = db_support::run(&args, &[], 120);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&reports.json).unwrap()).unwrap();
+    assert_eq!(report["exit_code"], 5);
+    assert_eq!(report["verdict"], "error");
+    assert!(
+        report["run_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("contract schema"),
+        "{report}"
+    );
+    assert!(std::fs::read_to_string(&reports.junit)
+        .unwrap()
+        .contains(r#"name="verdict" value="error""#));
+    assert!(std::fs::read_to_string(&reports.markdown)
+        .unwrap()
+        .contains("error (exit 5"));
+}
+
 fn main() {
     main_with(vec![
+        (
+            "reports_are_written_when_the_schema_is_missing",
+            Gate::Dsn,
+            reports_are_written_when_the_schema_is_missing,
+        ),
         (
             "sigint_mid_case_cleans_up_and_reports_interrupted",
             Gate::Dsn,

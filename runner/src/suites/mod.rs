@@ -456,7 +456,8 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
         junit: args.junit.as_deref(),
         markdown: args.markdown.as_deref(),
     });
-    if lt.format != Some(FormatSetting::Json) {
+    // After an error before the trials the error line alone says it all.
+    if lt.format != Some(FormatSetting::Json) && error.is_none() {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{}", report.summary_line());
     }

@@ -292,6 +292,28 @@ impl RunContext {
         name: String,
         check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
     ) -> Trial {
+        self.make_trial(suite, name, true, check)
+    }
+
+    /// A check that cannot block (pure computation on data already in memory: the offline
+    /// vectors, recorded adapter answers): run inline, without the thread that bounds
+    /// [`RunContext::trial_with`] checks by `--case-timeout`.
+    pub fn pure_trial(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Trial {
+        self.make_trial(suite, name, false, check)
+    }
+
+    fn make_trial(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        may_block: bool,
+        check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Trial {
         let ctx = Arc::clone(self);
         let suite = suite.to_owned();
         let trial_name = name.clone();
@@ -311,8 +333,8 @@ impl RunContext {
             }
             let started = Instant::now();
             let outcome = match ctx.case_timeout {
-                None => guarded(check),
-                Some(limit) => bounded(limit, check),
+                Some(limit) if may_block => bounded(limit, check),
+                _ => guarded(check),
             };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
             ctx.finish(&suite, name, outcome, duration_ms)

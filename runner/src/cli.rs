@@ -2,7 +2,9 @@
 //! `schema install|status|uninstall|print`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use clap::builder::FalseyValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::exit;
@@ -15,7 +17,9 @@ use crate::exit;
 #[derive(Debug, Parser)]
 #[command(
     name = "awa-conformance",
-    version,
+    // `-V/--version` is our own flag: it prints the contract version and the vectors' root hash
+    // too, which clap's static version string cannot know.
+    disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_precedence_over_arg = true,
     help_template = "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}",
@@ -25,6 +29,10 @@ pub struct Cli {
     /// What to do (default: run).
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// Print the kit version, the contract version and the vectors' manifest root hash.
+    #[arg(short = 'V', long)]
+    pub version: bool,
 
     /// Options of the default `run` action.
     #[command(flatten)]
@@ -53,7 +61,20 @@ pub enum Command {
 }
 
 /// Options of `run`: libtest's own options plus database, report and baseline options.
+///
+/// libtest flags that mean nothing here stay accepted (scripts written for libtest keep
+/// working) but are hidden from `--help`.
 #[derive(Debug, Args, Clone)]
+#[command(
+    mut_arg("include_ignored", |a| a.hide(true)),
+    mut_arg("ignored", |a| a.hide(true)),
+    mut_arg("test", |a| a.hide(true)),
+    mut_arg("bench", |a| a.hide(true)),
+    mut_arg("nocapture", |a| a.hide(true)),
+    mut_arg("show_output", |a| a.hide(true)),
+    mut_arg("unstable_flags", |a| a.hide(true)),
+    mut_arg("logfile", |a| a.hide(true)),
+)]
 pub struct RunArgs {
     /// libtest-compatible options (filter, --exact, --list, --skip, --format, ...).
     #[command(flatten)]
@@ -85,6 +106,37 @@ pub struct RunArgs {
     /// Never start a throwaway PostgreSQL cluster; without a DSN the SQL cases are ignored.
     #[arg(long, help_heading = "Database")]
     pub no_embedded: bool,
+
+    /// Fail (exit 4) instead of showing selected SQL cases as ignored when there is no
+    /// database; for CI, where a missing database must never pass.
+    #[arg(
+        long,
+        env = "AWA_REQUIRE_DB",
+        value_parser = FalseyValueParser::new(),
+        help_heading = "Database"
+    )]
+    pub require_db: bool,
+
+    /// Bound on one case, in seconds: a case still running after it is a harness error.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = DEFAULT_CASE_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Limits"
+    )]
+    pub case_timeout: u64,
+
+    /// Bound on each wait for the adapter, in seconds: its hello, the silence between two
+    /// answers, and its exit after `stop`.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = DEFAULT_ADAPTER_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Limits"
+    )]
+    pub adapter_timeout: u64,
 
     /// Write a JSON report (format: runner/report.schema.json).
     #[arg(
@@ -136,6 +188,26 @@ pub struct RunArgs {
     /// (docs/adapter-protocol.md). With --dsn, CMD gets it in AWA_CONFORMANCE_DSN.
     #[arg(long, value_name = "CMD", help_heading = "Producers")]
     pub adapter: Option<String>,
+}
+
+/// Default of `--case-timeout`: far above any case's normal time (milliseconds), below the
+/// patience of a CI job.
+pub const DEFAULT_CASE_TIMEOUT_SECS: u64 = 60;
+/// Default of `--adapter-timeout`: interpreters and JITs may start slowly.
+pub const DEFAULT_ADAPTER_TIMEOUT_SECS: u64 = 30;
+
+impl RunArgs {
+    /// `--case-timeout` as a duration.
+    #[must_use]
+    pub fn case_timeout(&self) -> Duration {
+        Duration::from_secs(self.case_timeout)
+    }
+
+    /// `--adapter-timeout` as a duration.
+    #[must_use]
+    pub fn adapter_timeout(&self) -> Duration {
+        Duration::from_secs(self.adapter_timeout)
+    }
 }
 
 /// `vectors` subcommands.
@@ -236,6 +308,9 @@ pub struct SchemaTarget {
 impl Cli {
     /// The run options, whether given as `run ...` or without a subcommand.
     pub fn into_action(self) -> Action {
+        if self.version {
+            return Action::Version;
+        }
         match self.command {
             None => Action::Run(self.run),
             Some(Command::Run(args)) => Action::Run(args),
@@ -258,6 +333,8 @@ pub enum Action {
     Vectors(VectorsCommand),
     /// A `schema` subcommand.
     Schema(SchemaCommand),
+    /// `-V` / `--version`.
+    Version,
 }
 
 #[cfg(test)]

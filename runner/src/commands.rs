@@ -30,6 +30,22 @@ fn out(text: &str) -> Result<(), Error> {
     }
 }
 
+/// `-V` / `--version`: the kit version, the contract version it tests, and the root hash of
+/// the embedded vectors' manifest (what a report's provenance records), one per line.
+pub fn version() -> Result<u8, Error> {
+    let (set, _) = load_vectors(None)?;
+    out(&format!(
+        "awa-conformance {}
+contract v{}
+vectors root_sha256 {}
+",
+        env!("CARGO_PKG_VERSION"),
+        awa_conformance_core::CONTRACT_VERSION,
+        set.manifest.root_sha256
+    ))?;
+    Ok(exit::SUCCESS)
+}
+
 /// Run a `vectors` subcommand; returns the exit code.
 pub fn vectors(cmd: &VectorsCommand) -> Result<u8, Error> {
     match cmd {

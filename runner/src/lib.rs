@@ -8,10 +8,12 @@
 pub mod adapter;
 pub mod cli;
 pub mod commands;
+pub mod console;
 pub mod embedded;
 pub mod error;
 pub mod exit;
 pub mod expected;
+pub mod interrupt;
 pub mod outcome;
 pub mod pg;
 pub mod progress;
@@ -27,5 +29,6 @@ pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
         Action::Run(args) => suites::run(&args, argv),
         Action::Vectors(cmd) => commands::vectors(&cmd),
         Action::Schema(cmd) => commands::schema(&cmd),
+        Action::Version => commands::version(),
     }
 }

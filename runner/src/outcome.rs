@@ -23,15 +23,18 @@
 //! [`CaseFailure::harness`] for the latter. Provenance keys the DB suite sets:
 //! [`PROVENANCE_SERVER_VERSION`] and [`PROVENANCE_CONTRACT_VERSION`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
 use serde::Serialize;
 
 use crate::expected::ExpectedFailures;
+use crate::interrupt::StopReason;
 use crate::progress::Progress;
+use crate::report::shorten;
 
 /// Provenance key: the PostgreSQL server version (`SHOW server_version`), set by the DB suite.
 pub const PROVENANCE_SERVER_VERSION: &str = "server_version";
@@ -146,14 +149,15 @@ impl CaseFailure {
         }
     }
 
-    /// The text libtest-mimic prints under `failures:`.
+    /// The text libtest-mimic prints under `failures:`: long byte values shortened
+    /// ([`shorten`]); the JSON report keeps them whole.
     fn render(&self) -> String {
         let mut text = self.message.clone();
         if let Some(expected) = &self.expected {
-            text.push_str(&format!("\n  expected: {expected}"));
+            text.push_str(&format!("\n  expected: {}", shorten::display(expected)));
         }
         if let Some(actual) = &self.actual {
-            text.push_str(&format!("\n  actual:   {actual}"));
+            text.push_str(&format!("\n  actual:   {}", shorten::display(actual)));
         }
         text
     }
@@ -199,7 +203,8 @@ pub struct CaseResult {
     pub duration_ms: f64,
 }
 
-/// Shared state of one run: collected results, expected failures, provenance, progress.
+/// Shared state of one run: collected results, expected failures, provenance, progress,
+/// the bound on one case and whether the run was asked to stop.
 #[derive(Debug, Default)]
 pub struct RunContext {
     results: Mutex<Vec<CaseResult>>,
@@ -207,6 +212,11 @@ pub struct RunContext {
     provenance: Mutex<BTreeMap<String, String>>,
     run_errors: Mutex<Vec<String>>,
     progress: OnceLock<Progress>,
+    /// `None`: checks run inline, unbounded (unit tests of pure checks).
+    case_timeout: Option<Duration>,
+    stop: OnceLock<StopReason>,
+    /// Names of the cases recorded as expected failures (the console prints them `xfail`).
+    xfail: Mutex<HashSet<String>>,
 }
 
 /// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
@@ -215,12 +225,38 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl RunContext {
-    /// A context applying `expected`.
+    /// A context applying `expected`, running checks inline without a time bound.
     pub fn new(expected: ExpectedFailures) -> Arc<Self> {
         Arc::new(Self {
             expected,
             ..Self::default()
         })
+    }
+
+    /// A context applying `expected` in which every check runs on a thread of its own and
+    /// is abandoned, recorded as a harness error, after `case_timeout`.
+    pub fn with_case_timeout(expected: ExpectedFailures, case_timeout: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            expected,
+            case_timeout: Some(case_timeout),
+            ..Self::default()
+        })
+    }
+
+    /// Ask the run to stop: cases not yet started are recorded as not run (`ignored`, with
+    /// the reason). The first reason wins.
+    pub fn request_stop(&self, reason: StopReason) {
+        let _ = self.stop.set(reason);
+    }
+
+    /// Why the run was asked to stop, if it was.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop.get().copied()
+    }
+
+    /// Whether `name` was recorded as an expected failure.
+    pub fn is_expected_failure(&self, name: &str) -> bool {
+        lock(&self.xfail).contains(name)
     }
 
     /// Report progress through `progress` from now on (set once, before the run).
@@ -256,21 +292,50 @@ impl RunContext {
         name: String,
         check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
     ) -> Trial {
+        self.make_trial(suite, name, true, check)
+    }
+
+    /// A check that cannot block (pure computation on data already in memory: the offline
+    /// vectors, recorded adapter answers): run inline, without the thread that bounds
+    /// [`RunContext::trial_with`] checks by `--case-timeout`.
+    pub fn pure_trial(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Trial {
+        self.make_trial(suite, name, false, check)
+    }
+
+    fn make_trial(
+        self: &Arc<Self>,
+        suite: &str,
+        name: String,
+        may_block: bool,
+        check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+    ) -> Trial {
         let ctx = Arc::clone(self);
         let suite = suite.to_owned();
         let trial_name = name.clone();
         Trial::ignorable_test(trial_name, move || {
-            let started = Instant::now();
-            // A panicking check is a harness bug, not a finding; catch it so it is recorded.
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check))
-                .unwrap_or_else(|payload| {
-                    let what = payload
-                        .downcast_ref::<String>()
-                        .map(String::as_str)
-                        .or_else(|| payload.downcast_ref::<&str>().copied())
-                        .unwrap_or("(non-string panic payload)");
-                    Err(CaseFailure::harness(format!("check panicked: {what}")))
+            if let Some(reason) = ctx.stop_reason() {
+                let why = format!("not run: {}", reason.describe());
+                ctx.push(CaseResult {
+                    name,
+                    suite,
+                    status: Status::Ignored,
+                    message: Some(why.clone()),
+                    expected: None,
+                    actual: None,
+                    duration_ms: 0.0,
                 });
+                return Ok(Completion::ignored_with(why));
+            }
+            let started = Instant::now();
+            let outcome = match ctx.case_timeout {
+                Some(limit) if may_block => bounded(limit, check),
+                _ => guarded(check),
+            };
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
             ctx.finish(&suite, name, outcome, duration_ms)
         })
@@ -424,10 +489,57 @@ impl RunContext {
 
     fn push(&self, result: CaseResult) {
         let failed = result.status.is_nonconformant() || result.status == Status::Errored;
+        if result.status == Status::ExpectedFailure {
+            lock(&self.xfail).insert(result.name.clone());
+        }
         lock(&self.results).push(result);
         if let Some(progress) = self.progress.get() {
             progress.tick(failed);
         }
+    }
+}
+
+/// Run a check, turning a panic into a harness error: a panicking check is a harness bug,
+/// not a finding, and must still be recorded.
+fn guarded(check: impl FnOnce() -> Result<Verdict, CaseFailure>) -> Result<Verdict, CaseFailure> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("(non-string panic payload)");
+        Err(CaseFailure::harness(format!("check panicked: {what}")))
+    })
+}
+
+/// Run a check on a thread of its own and wait at most `limit` for it. A check still running
+/// then is abandoned (its thread is left to finish on its own and its result discarded) and
+/// recorded as a harness error, so one stuck case can never hold up the run.
+fn bounded(
+    limit: Duration,
+    check: impl FnOnce() -> Result<Verdict, CaseFailure> + Send + 'static,
+) -> Result<Verdict, CaseFailure> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("awa-case".into())
+        .spawn(move || {
+            // The receiver is gone only when the case was abandoned: nothing to report to.
+            let _ = tx.send(guarded(check));
+        });
+    if let Err(e) = spawned {
+        return Err(CaseFailure::harness(format!(
+            "cannot start a thread for the case: {e}"
+        )));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(outcome) => outcome,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(CaseFailure::harness(format!(
+            "the case did not finish within {}s (--case-timeout) and was abandoned",
+            limit.as_secs_f64()
+        ))),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(CaseFailure::harness(
+            "the case's thread ended without a result",
+        )),
     }
 }
 
@@ -524,6 +636,73 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("remove f::listed-passes"));
+    }
+
+    #[test]
+    fn a_case_over_its_time_bound_is_a_harness_error_and_does_not_hold_up_the_run() {
+        let ctx =
+            RunContext::with_case_timeout(ExpectedFailures::default(), Duration::from_millis(200));
+        let (release, wait) = mpsc::channel::<()>();
+        let trials = vec![
+            ctx.trial("s", "t::hangs".into(), move || {
+                // Blocks until the test ends (the sender is dropped then).
+                let _ = wait.recv();
+                Ok(())
+            }),
+            ctx.trial("s", "t::quick".into(), || Ok(())),
+        ];
+        let conclusion = run(trials);
+        assert_eq!(conclusion.num_failed, 1);
+        assert_eq!(status_of(&ctx, "t::hangs"), Status::Errored);
+        assert_eq!(status_of(&ctx, "t::quick"), Status::Passed);
+        let results = ctx.results();
+        let hung = results.iter().find(|r| r.name == "t::hangs").unwrap();
+        assert!(
+            hung.message.as_deref().unwrap().contains("--case-timeout"),
+            "{hung:?}"
+        );
+        drop(release);
+    }
+
+    #[test]
+    fn after_a_stop_no_case_starts_and_each_says_why() {
+        let ctx = RunContext::new(ExpectedFailures::default());
+        ctx.request_stop(StopReason::Interrupt);
+        let trials = vec![ctx.trial("s", "t::never".into(), || {
+            Err(CaseFailure::new("must not run"))
+        })];
+        let conclusion = run(trials);
+        assert_eq!(conclusion.num_failed, 0);
+        assert_eq!(status_of(&ctx, "t::never"), Status::Ignored);
+        let results = ctx.results();
+        assert!(results[0]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("interrupted (SIGINT)"));
+    }
+
+    #[test]
+    fn expected_failures_are_remembered_for_the_console() {
+        let xf = ExpectedFailures::from_entries(vec![Entry {
+            id: "f::x".into(),
+            reason: "known".into(),
+        }]);
+        let ctx = RunContext::new(xf);
+        let _ = run(vec![
+            ctx.trial("s", "f::x".into(), || Err("differs".into())),
+            ctx.trial("s", "f::y".into(), || Ok(())),
+        ]);
+        assert!(ctx.is_expected_failure("f::x"));
+        assert!(!ctx.is_expected_failure("f::y"));
+    }
+
+    #[test]
+    fn rendered_failures_shorten_long_values() {
+        let long = "ab".repeat(100);
+        let text = CaseFailure::mismatch("differs", long.clone().into(), "00".into()).render();
+        assert!(!text.contains(&long), "{text}");
+        assert!(text.contains("(100 bytes, sha256 "), "{text}");
     }
 
     #[test]

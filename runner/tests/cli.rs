@@ -10,15 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use awa_conformance_runner::exit::{USAGE, VECTORS_INVALID};
+use awa_conformance_runner::exit::{DATABASE_UNAVAILABLE, USAGE, VECTORS_INVALID};
 use awa_conformance_vectors::{content_id, render_manifest, v1, Family, V1_FILES};
 use serde_json::Value;
 
 fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_awa-conformance"));
     // A stray DATABASE_URL / PG* in the caller's environment must not change these tests.
+    // AWA_REQUIRE_DB (set in CI) would turn the database-less runs below into errors.
     for (key, _) in std::env::vars() {
-        if key == "DATABASE_URL" || key.starts_with("PG") {
+        if key == "DATABASE_URL" || key.starts_with("PG") || key == "AWA_REQUIRE_DB" {
             cmd.env_remove(key);
         }
     }
@@ -238,10 +239,191 @@ fn without_a_database_sql_cases_are_ignored_never_passed() {
 }
 
 #[test]
-fn a_filter_matching_nothing_warns() {
-    let out = run(&["--no-embedded", "no-such-trial-name"]);
-    assert_eq!(code(&out), 0);
-    assert!(stderr(&out).contains("no case matches"), "{}", stderr(&out));
+fn a_filter_matching_nothing_is_a_usage_error_naming_it() {
+    let out = run(&["--no-embedded", "no_such_case_anywhere_xyz", "-q"]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("\"no_such_case_anywhere_xyz\""), "{err}");
+    assert!(err.contains("--list"), "{err}");
+    let out = run(&["--no-embedded", "--exact", "unique_key::", "--skip", "x"]);
+    assert_eq!(code(&out), USAGE);
+    assert!(
+        stderr(&out).contains("(--exact), --skip \"x\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_mistyped_subcommand_gets_a_hint() {
+    for (word, hint) in [
+        ("verify", "vectors verify"),
+        ("version", "--version"),
+        ("install", "schema install"),
+    ] {
+        let out = run(&["--no-embedded", word]);
+        assert_eq!(code(&out), USAGE, "{word}");
+        assert!(
+            stderr(&out).contains(&format!("did you mean `awa-conformance {hint}`")),
+            "{word}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn an_empty_dsn_is_a_usage_error_never_a_fallback() {
+    let out = run(&["--dsn", "", "-q"]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--dsn is empty"), "{}", stderr(&out));
+    let out = bin().args(["-q"]).env("DATABASE_URL", "").output().unwrap();
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("DATABASE_URL is set but empty"),
+        "{}",
+        stderr(&out)
+    );
+    let out = bin()
+        .args(["-q"])
+        .env("DATABASE_URL", "  ")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), USAGE);
+}
+
+#[test]
+fn require_db_turns_no_database_into_an_error() {
+    let out = run(&["--no-embedded", "--require-db", "-q"]);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--require-db"), "{}", stderr(&out));
+    for (value, want) in [
+        ("1", DATABASE_UNAVAILABLE),
+        ("true", DATABASE_UNAVAILABLE),
+        ("0", 0),
+    ] {
+        let out = bin()
+            .args(["--no-embedded", "-q"])
+            .env("AWA_REQUIRE_DB", value)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), want, "AWA_REQUIRE_DB={value}: {}", stderr(&out));
+    }
+    // A selection without SQL cases needs no database.
+    let out = run(&["--no-embedded", "--require-db", "-q", "unique_key::"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn a_selection_that_checks_nothing_is_not_a_pass() {
+    // Every selected case needs a database and there is none.
+    let (out, report) = run_with_report(&["--no-embedded", "-q", "sql::"]);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was checked"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(report["verdict"], "error");
+    assert_valid_report(&report);
+    // Every selected case is not applicable (a family the adapter does not declare).
+    let skips = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/skips_everything.sh");
+    let cmd = format!("sh {}", skips.display());
+    let out = run(&[
+        "--no-embedded",
+        "--adapter",
+        &cmd,
+        "-q",
+        "adapter::move_shard::",
+    ]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not applicable"), "{}", stderr(&out));
+}
+
+#[test]
+fn reports_are_written_when_the_database_is_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("s.md");
+    let junit = dir.path().join("j.xml");
+    let (out, report) = run_with_report(&[
+        "--dsn",
+        "postgres://alice@127.0.0.1:1/awa",
+        "--markdown",
+        md.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "-q",
+        "sql::",
+    ]);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{}", stderr(&out));
+    assert_eq!(report["exit_code"], 4);
+    assert_eq!(report["verdict"], "error");
+    assert!(
+        report["run_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("cannot connect"),
+        "{report}"
+    );
+    assert_valid_report(&report);
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .contains("error (exit 4"));
+    assert!(std::fs::read_to_string(&junit)
+        .unwrap()
+        .contains("awa-conformance"));
+}
+
+#[test]
+fn test_threads_zero_is_a_usage_error() {
+    let out = run(&["--no-embedded", "--test-threads", "0", "-q"]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--test-threads 0"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn version_prints_kit_contract_and_root_hash() {
+    for flag in ["--version", "-V"] {
+        let out = run(&[flag]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("awa-conformance {}", env!("CARGO_PKG_VERSION"))),
+            "{text}"
+        );
+        assert!(text.contains("contract v1"), "{text}");
+        assert!(text.contains(&v1().unwrap().manifest.root_sha256), "{text}");
+    }
+}
+
+#[test]
+fn help_hides_libtest_flags_that_mean_nothing_here() {
+    let text = stdout(&run(&["--help"]));
+    for hidden in [
+        "--nocapture",
+        "--show-output",
+        "--logfile",
+        "--include-ignored",
+        "--bench",
+    ] {
+        assert!(!text.contains(hidden), "{hidden} shown in --help");
+    }
+    for shown in [
+        "--exact",
+        "--skip",
+        "--list",
+        "--test-threads",
+        "--case-timeout",
+        "--require-db",
+    ] {
+        assert!(text.contains(shown), "{shown} missing from --help");
+    }
+    // Hidden, not removed: scripts written for libtest keep working.
+    let out = run(&["--no-embedded", "--nocapture", "-q", "unique_key::"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 
 #[test]
@@ -524,6 +706,90 @@ fn baseline_round_trip_turns_failures_into_expected_failures() {
     assert_eq!(cases_with_status(&report, "expected_failure").len(), 1);
     assert_eq!(report["verdict"], "conformant");
     assert_valid_report(&report);
+    // An expected failure prints as xfail, never as ok.
+    let name = format!("concurrency_shard::{id}");
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("test {name} ")))
+        .unwrap_or_else(|| panic!("no line for {name}: {text}"));
+    assert!(line.ends_with("... xfail"), "{line}");
+    assert!(stderr(&out).contains(" 1 xfail,"), "{}", stderr(&out));
+}
+
+#[test]
+fn markdown_appends_and_groups_failures() {
+    let (dir, id) = mutant_set();
+    let md = dir.path().join("summary.md");
+    std::fs::write(&md, "## an earlier step\nkept").unwrap();
+    let args = [
+        "--no-embedded",
+        "--vectors-dir",
+        dir.path().to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "-q",
+        "concurrency_shard::",
+    ];
+    assert_eq!(code(&run(&args)), 1);
+    assert_eq!(code(&run(&args)), 1);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.starts_with("## an earlier step\nkept\n\n## awa-conformance: "),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("## awa-conformance: nonconformant").count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains("#### `concurrency_shard`: 1 failing"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("`concurrency_shard::{id}`")),
+        "{text}"
+    );
+}
+
+#[test]
+fn long_byte_values_are_shortened_for_people_and_whole_in_json() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/long_answer.sh");
+    let cmd = format!("sh {}", script.display());
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("j.xml");
+    let md = dir.path().join("s.md");
+    let (out, report) = run_with_report(&[
+        "--no-embedded",
+        "--adapter",
+        &cmd,
+        "--junit",
+        junit.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "adapter::canonical_json::",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let long = "ab".repeat(200);
+    let failed = cases_with_status(&report, "failed");
+    assert!(!failed.is_empty());
+    assert_eq!(
+        failed[0]["actual"]["canonical_hex"],
+        long.as_str(),
+        "JSON keeps the value"
+    );
+    for (what, text) in [
+        ("terminal", stdout(&out)),
+        ("junit", std::fs::read_to_string(&junit).unwrap()),
+        ("markdown", std::fs::read_to_string(&md).unwrap()),
+    ] {
+        assert!(!text.contains(&long), "{what} shows the whole value");
+        assert!(
+            text.contains("abababababababababababababababab…abababababababababababababababab (200 bytes, sha256 "),
+            "{what}: {text}"
+        );
+    }
 }
 
 #[test]

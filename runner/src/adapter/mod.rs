@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -34,12 +35,19 @@ use crate::outcome::{CaseFailure, RunContext, Verdict};
 pub const PROTOCOL_VERSION: u64 = 1;
 /// The `suite` of every adapter trial.
 pub const SUITE: &str = "adapter";
-/// How long the adapter may take to say hello (interpreters start slowly).
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the adapter may stay silent while answers are outstanding.
-pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the adapter may take to exit after `stop`.
-pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The one trial that judges the adapter as a whole: it declared at least one family and
+/// did not skip every vector it was sent.
+pub const COVERAGE_TRIAL: &str = "adapter::coverage";
+/// Default bound on each wait for the adapter (interpreters start slowly); `--adapter-timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest line the adapter may write (bytes, without the newline). The largest answer
+/// of v1 is a few kilobytes; a longer line is a harness error and is never held in memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// How often a wait for the adapter checks whether the run was asked to stop.
+const POLL: Duration = Duration::from_millis(50);
+/// How long the runner waits for its own reader and writer threads once the adapter's
+/// process group is gone (they end at once unless a process escaped the group).
+const THREAD_GRACE: Duration = Duration::from_secs(2);
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
@@ -62,6 +70,12 @@ pub enum AdapterError {
         /// What was wrong.
         reason: String,
     },
+    /// The run was asked to stop (signal, closed stdout) while talking to the adapter.
+    #[error("adapter `{cmd}` was stopped because the run was asked to stop")]
+    Stopped {
+        /// The command.
+        cmd: String,
+    },
 }
 
 impl From<AdapterError> for crate::error::Error {
@@ -72,6 +86,39 @@ impl From<AdapterError> for crate::error::Error {
     }
 }
 
+/// Bounds of one exchange and how to tell that the run was asked to stop.
+pub struct Limits<'a> {
+    /// Bound on the hello, on the silence between answers, and on the exit after `stop`.
+    pub timeout: Duration,
+    /// Longest accepted line, in bytes.
+    pub max_line: usize,
+    /// True once the run must stop (checked every few milliseconds while waiting).
+    pub stopped: &'a (dyn Fn() -> bool + Sync),
+}
+
+fn never() -> bool {
+    false
+}
+
+impl Default for Limits<'_> {
+    fn default() -> Self {
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            max_line: MAX_LINE_BYTES,
+            stopped: &never,
+        }
+    }
+}
+
+impl std::fmt::Debug for Limits<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits")
+            .field("timeout", &self.timeout)
+            .field("max_line", &self.max_line)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The adapter's self-description.
 #[derive(Debug, Clone)]
 pub struct Hello {
@@ -79,7 +126,7 @@ pub struct Hello {
     pub name: String,
     /// `implementation.version`.
     pub version: String,
-    /// Declared families (plus any extra capability names).
+    /// Declared families (every name is a family of the vector set).
     pub capabilities: Vec<String>,
 }
 
@@ -101,6 +148,8 @@ pub struct Session {
     pub hello: Hello,
     /// Answers by vector ID.
     pub answers: BTreeMap<String, Answer>,
+    /// How many requests were sent (one per vector of every declared family).
+    pub requested: usize,
     /// Harness problems (crash, protocol violation, timeout, non-zero exit), in order.
     pub problems: Vec<String>,
 }
@@ -167,6 +216,20 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
                 .ok_or("capabilities must be strings")
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // A misspelt family would otherwise just make its vectors "not applicable".
+    let unknown: Vec<&str> = capabilities
+        .iter()
+        .map(String::as_str)
+        .filter(|c| Family::parse(c).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
+        return Err(format!(
+            "unknown capability {}; the known families are {}",
+            unknown.join(", "),
+            known.join(", ")
+        ));
+    }
     Ok(Hello {
         name: imp
             .get("name")
@@ -209,6 +272,65 @@ fn parse_answer(line: &str) -> Result<(u64, Answer), String> {
     ))
 }
 
+/// What the reader thread reports.
+enum Read {
+    /// One line (without its newline).
+    Line(String),
+    /// A line longer than the limit: the reader stopped reading.
+    TooLong,
+    /// A line that is not UTF-8.
+    NotUtf8,
+    /// Reading failed.
+    Failed(std::io::Error),
+}
+
+/// Outcome of reading one line with a length bound.
+enum Bounded {
+    Line,
+    Eof,
+    TooLong,
+}
+
+/// Read one `\n`-terminated line into `buf` (cleared first), never holding more than `max`
+/// bytes: past that the rest is left unread and [`Bounded::TooLong`] returned.
+fn read_line_bounded(
+    reader: &mut impl BufRead,
+    max: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Bounded> {
+    buf.clear();
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            // A last line without a newline still counts.
+            return Ok(if buf.is_empty() {
+                Bounded::Eof
+            } else {
+                Bounded::Line
+            });
+        }
+        let (chunk, complete) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (available.get(..i).unwrap_or(available), true),
+            None => (available, false),
+        };
+        if buf.len() + chunk.len() > max {
+            return Ok(Bounded::TooLong);
+        }
+        buf.extend_from_slice(chunk);
+        let used = chunk.len() + usize::from(complete);
+        reader.consume(used);
+        if complete {
+            return Ok(Bounded::Line);
+        }
+    }
+}
+
+/// Start `sh -c <cmd>` as the leader of a new process group, so that the adapter and
+/// everything it starts (`sh -c` may fork rather than exec) can be killed together.
 fn spawn(cmd: &str, dsn: Option<&str>) -> Result<Child, AdapterError> {
     let mut c = Command::new("sh");
     c.arg("-c")
@@ -216,7 +338,10 @@ fn spawn(cmd: &str, dsn: Option<&str>) -> Result<Child, AdapterError> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         // The adapter's own diagnostics go straight to the user.
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::inherit())
+        // Its own group: also keeps the terminal's Ctrl-C from reaching it before the runner
+        // has decided what to do (the runner kills it itself).
+        .process_group(0);
     if let Some(d) = dsn {
         c.env(DSN_ENV, d);
     }
@@ -226,15 +351,94 @@ fn spawn(cmd: &str, dsn: Option<&str>) -> Result<Child, AdapterError> {
     })
 }
 
-/// Run the whole exchange with the adapter `cmd` (a shell command).
+/// The adapter's process group, killed as a whole when the exchange ends.
+struct Group {
+    child: Child,
+}
+
+impl Group {
+    /// Whether the leader has exited (without reaping it, so its pid and the group id
+    /// cannot be reused before [`Group::end`] kills the group).
+    fn exited(&self) -> bool {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        matches!(
+            rustix::process::waitid(
+                rustix::process::WaitId::Pid(pid),
+                rustix::process::WaitIdOptions::EXITED
+                    | rustix::process::WaitIdOptions::NOHANG
+                    | rustix::process::WaitIdOptions::NOWAIT,
+            ),
+            Ok(Some(_)) | Err(_)
+        )
+    }
+
+    /// Kill every process left in the group, then reap the leader; returns its status.
+    fn end(mut self) -> std::io::Result<std::process::ExitStatus> {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        // ESRCH (nobody left) is the normal case after a clean exit.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        // The leader too, directly: should the group be gone, the wait below must not block.
+        let _ = self.child.kill();
+        self.child.wait()
+    }
+}
+
+/// Receive from `rx` until `deadline`, giving up early when the run is asked to stop.
+fn recv_until<T>(
+    rx: &mpsc::Receiver<T>,
+    deadline: Instant,
+    stopped: &dyn Fn() -> bool,
+) -> Result<T, Waited> {
+    loop {
+        if stopped() {
+            return Err(Waited::Stopped);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Waited::Timeout);
+        }
+        match rx.recv_timeout(left.min(POLL)) {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Waited::Closed),
+        }
+    }
+}
+
+/// Why a wait ended without a value.
+#[derive(Debug, PartialEq, Eq)]
+enum Waited {
+    Timeout,
+    Closed,
+    Stopped,
+}
+
+/// Run the whole exchange with the adapter `cmd` (a shell command), with default limits.
 ///
 /// # Errors
-/// [`AdapterError`] when the adapter cannot start or sends no valid hello; later problems
-/// are recorded in [`Session::problems`] and become harness errors of the affected cases.
+/// See [`exchange_with`].
 pub fn exchange(
     cmd: &str,
     dsn: Option<&str>,
     vectors: &VectorSet,
+) -> Result<Session, AdapterError> {
+    exchange_with(cmd, dsn, vectors, &Limits::default())
+}
+
+/// Run the whole exchange with the adapter `cmd` (a shell command).
+///
+/// Every wait is bounded by `limits.timeout` and every line by `limits.max_line`; the
+/// adapter's whole process group is killed at the end, whatever happened.
+///
+/// # Errors
+/// [`AdapterError`] when the adapter cannot start, sends no valid hello (or declares an
+/// unknown family), or the run is asked to stop; later problems are recorded in
+/// [`Session::problems`] and become harness errors of the affected cases.
+pub fn exchange_with(
+    cmd: &str,
+    dsn: Option<&str>,
+    vectors: &VectorSet,
+    limits: &Limits<'_>,
 ) -> Result<Session, AdapterError> {
     let mut child = spawn(cmd, dsn)?;
     let hello_err = |reason: String| AdapterError::Hello {
@@ -243,122 +447,178 @@ pub fn exchange(
     };
     let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
-        _ => return Err(hello_err("stdio pipes unavailable".to_owned())),
-    };
-    let (tx, rx) = mpsc::channel::<std::io::Result<String>>();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let stop = line.is_err();
-            if tx.send(line).is_err() || stop {
-                break;
-            }
+        _ => {
+            let _ = Group { child }.end();
+            return Err(hello_err("stdio pipes unavailable".to_owned()));
         }
-    });
-    let finish = |mut child: Child| {
-        let _ = child.kill();
-        let _ = child.wait();
     };
-    let hello = match rx.recv_timeout(HELLO_TIMEOUT) {
-        Ok(Ok(line)) => match parse_hello(&line) {
-            Ok(h) => h,
-            Err(e) => {
-                finish(child);
-                return Err(hello_err(e));
+    let group = Group { child };
+    let (tx, rx) = mpsc::channel::<Read>();
+    let max_line = limits.max_line;
+    let reader = std::thread::Builder::new()
+        .name("awa-adapter-out".into())
+        .spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                let msg = match read_line_bounded(&mut stdout, max_line, &mut buf) {
+                    Ok(Bounded::Eof) => break,
+                    Ok(Bounded::Line) => match String::from_utf8(std::mem::take(&mut buf)) {
+                        Ok(line) => Read::Line(line),
+                        Err(_) => Read::NotUtf8,
+                    },
+                    Ok(Bounded::TooLong) => Read::TooLong,
+                    Err(e) => Read::Failed(e),
+                };
+                let last = !matches!(msg, Read::Line(_));
+                if tx.send(msg).is_err() || last {
+                    break;
+                }
             }
-        },
-        Ok(Err(e)) => {
-            finish(child);
-            return Err(hello_err(e.to_string()));
+        });
+    if let Err(e) = reader {
+        let _ = group.end();
+        return Err(hello_err(format!("cannot start the reader thread: {e}")));
+    }
+    let too_long = || {
+        format!(
+            "a line longer than {max_line} bytes (docs/adapter-protocol.md: one short JSON              object per line)"
+        )
+    };
+    let hello = match recv_until(&rx, Instant::now() + limits.timeout, limits.stopped) {
+        Ok(Read::Line(line)) => parse_hello(&line),
+        Ok(Read::TooLong) => Err(too_long()),
+        Ok(Read::NotUtf8) => Err("the first line is not UTF-8".to_owned()),
+        Ok(Read::Failed(e)) => Err(e.to_string()),
+        Err(Waited::Timeout) => Err(format!(
+            "no line within {}s (--adapter-timeout)",
+            limits.timeout.as_secs_f64()
+        )),
+        Err(Waited::Closed) => Err("it closed stdout (exited or crashed) first".to_owned()),
+        Err(Waited::Stopped) => {
+            let _ = group.end();
+            return Err(AdapterError::Stopped {
+                cmd: cmd.to_owned(),
+            });
         }
-        Err(_) => {
-            finish(child);
-            return Err(hello_err(format!(
-                "no line within {HELLO_TIMEOUT:?} (or the adapter exited)"
-            )));
+    };
+    let hello = match hello {
+        Ok(h) => h,
+        Err(reason) => {
+            let _ = group.end();
+            return Err(hello_err(reason));
         }
     };
     let reqs = requests(vectors, &hello.capabilities);
     let ids: BTreeMap<u64, String> = reqs.iter().map(|r| (r.seq, r.id.clone())).collect();
     let lines: Vec<String> = reqs.into_iter().map(|r| r.line).collect();
-    let writer = std::thread::spawn(move || -> std::io::Result<()> {
-        let mut w = std::io::BufWriter::new(stdin);
-        for l in &lines {
-            w.write_all(l.as_bytes())?;
-            w.write_all(b"\n")?;
-        }
-        w.write_all(b"{\"type\":\"stop\"}\n")?;
-        w.flush()
-        // Dropping the writer closes stdin: EOF also means stop.
-    });
+    let (wtx, wrx) = mpsc::channel::<std::io::Result<()>>();
+    let writer = std::thread::Builder::new()
+        .name("awa-adapter-in".into())
+        .spawn(move || {
+            let result = (|| -> std::io::Result<()> {
+                let mut w = std::io::BufWriter::new(stdin);
+                for l in &lines {
+                    w.write_all(l.as_bytes())?;
+                    w.write_all(b"\n")?;
+                }
+                w.write_all(b"{\"type\":\"stop\"}\n")?;
+                w.flush()
+                // Dropping the writer closes stdin: EOF also means stop.
+            })();
+            let _ = wtx.send(result);
+        });
     let mut answers = BTreeMap::new();
     let mut problems = Vec::new();
-    while answers.len() < ids.len() {
-        match rx.recv_timeout(ANSWER_TIMEOUT) {
-            Ok(Ok(line)) if line.trim().is_empty() => {}
-            Ok(Ok(line)) => match parse_answer(&line) {
+    if let Err(e) = writer {
+        problems.push(format!("cannot start the writer thread: {e}"));
+    }
+    let mut stopped = false;
+    while answers.len() < ids.len() && problems.is_empty() {
+        let outstanding = ids.len() - answers.len();
+        match recv_until(&rx, Instant::now() + limits.timeout, limits.stopped) {
+            Ok(Read::Line(line)) if line.trim().is_empty() => {}
+            Ok(Read::Line(line)) => match parse_answer(&line) {
                 Ok((seq, answer)) => match ids.get(&seq) {
                     Some(id) if !answers.contains_key(id) => {
                         answers.insert(id.clone(), answer);
                     }
                     Some(id) => problems.push(format!("adapter answered seq {seq} ({id}) twice")),
-                    None => problems.push(format!("adapter answered unknown seq {seq}")),
+                    None => problems.push(format!(
+                        "adapter answered unknown seq {seq} (the runner sent seq 1 to {})",
+                        ids.len()
+                    )),
                 },
-                Err(e) => {
-                    problems.push(format!("protocol violation: {e}"));
-                    break;
-                }
+                Err(e) => problems.push(format!("protocol violation: {e}")),
             },
-            Ok(Err(e)) => {
+            Ok(Read::TooLong) => problems.push(format!("protocol violation: {}", too_long())),
+            Ok(Read::NotUtf8) => {
+                problems.push("protocol violation: a line that is not UTF-8".to_owned());
+            }
+            Ok(Read::Failed(e)) => {
                 problems.push(format!("reading the adapter's stdout failed: {e}"));
-                break;
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                problems.push(format!(
-                    "adapter silent for {ANSWER_TIMEOUT:?} with {} answers outstanding",
-                    ids.len() - answers.len()
-                ));
-                break;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                problems.push(format!(
-                    "adapter closed stdout (exited or crashed) with {} answers outstanding",
-                    ids.len() - answers.len()
-                ));
+            Err(Waited::Timeout) => problems.push(format!(
+                "adapter silent for {}s (--adapter-timeout) with {outstanding} answers \
+                 outstanding",
+                limits.timeout.as_secs_f64()
+            )),
+            Err(Waited::Closed) => problems.push(format!(
+                "adapter closed stdout (exited or crashed) with {outstanding} answers outstanding"
+            )),
+            Err(Waited::Stopped) => {
+                stopped = true;
                 break;
             }
         }
     }
-    if let Ok(Err(e)) = writer.join() {
-        if answers.len() < ids.len() {
+    // After `stop` the adapter gets `timeout` to exit on its own (a misbehaving one a second,
+    // to collect its exit status); then its whole group is killed, which also unblocks a
+    // writer stuck on a full pipe.
+    let grace = if problems.is_empty() {
+        limits.timeout
+    } else {
+        limits.timeout.min(Duration::from_secs(1))
+    };
+    let deadline = Instant::now() + grace;
+    let mut exited = group.exited();
+    while !exited && !stopped && Instant::now() < deadline {
+        if (limits.stopped)() {
+            stopped = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        exited = group.exited();
+    }
+    if !exited && problems.is_empty() && !stopped {
+        problems.push(format!(
+            "adapter did not exit within {}s (--adapter-timeout) after stop",
+            limits.timeout.as_secs_f64()
+        ));
+    }
+    match group.end() {
+        Ok(status) if exited && !status.success() => {
+            problems.push(format!("adapter exited with {status}"));
+        }
+        Ok(_) => {}
+        Err(e) => problems.push(format!("waiting for the adapter failed: {e}")),
+    }
+    // Bounded: a process that left the group could still hold the pipes open.
+    if let Ok(Err(e)) = wrx.recv_timeout(THREAD_GRACE) {
+        if answers.len() < ids.len() && problems.is_empty() {
             problems.push(format!("writing requests failed: {e}"));
         }
     }
-    let deadline = Instant::now() + EXIT_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => break,
-            Ok(Some(status)) => {
-                problems.push(format!("adapter exited with {status}"));
-                break;
-            }
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            Ok(None) => {
-                problems.push(format!(
-                    "adapter did not exit within {EXIT_TIMEOUT:?} after stop"
-                ));
-                finish(child);
-                break;
-            }
-            Err(e) => {
-                problems.push(format!("waiting for the adapter failed: {e}"));
-                break;
-            }
-        }
+    drop(rx);
+    if stopped {
+        return Err(AdapterError::Stopped {
+            cmd: cmd.to_owned(),
+        });
     }
-    let _ = reader.join();
     Ok(Session {
         hello,
         answers,
+        requested: ids.len(),
         problems,
     })
 }
@@ -396,21 +656,63 @@ fn compare(expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailu
 /// expected-failures check): `adapter::<family>::<id>` for every vector.
 #[must_use]
 pub fn trial_names(vectors: &VectorSet) -> Vec<String> {
-    vectors
-        .files
-        .iter()
-        .flat_map(|f| {
+    std::iter::once(COVERAGE_TRIAL.to_owned())
+        .chain(vectors.files.iter().flat_map(|f| {
             f.vectors
                 .iter()
                 .map(move |v| format!("{SUITE}::{}::{}", f.family, v.id))
-        })
+        }))
         .collect()
 }
 
-/// One trial per vector: `adapter::<family>::<id>`.
+/// The adapter as a whole: it must declare a family, and answer (not skip) at least one
+/// vector of each family it declares; otherwise it checked nothing there and cannot be
+/// called conformant (a finding, exit 1).
+fn coverage(vectors: &VectorSet, session: &Session) -> Result<(), CaseFailure> {
+    let name = &session.hello.name;
+    if session.hello.capabilities.is_empty() {
+        return Err(CaseFailure::new(format!(
+            "adapter {name} declares no family, so nothing was checked; list the families it \
+             implements in hello.capabilities (docs/adapter-protocol.md)"
+        )));
+    }
+    let mut all_skipped = Vec::new();
+    for file in &vectors.files {
+        if !session
+            .hello
+            .capabilities
+            .iter()
+            .any(|c| c == file.family.as_str())
+        {
+            continue;
+        }
+        let answered: Vec<&Answer> = file
+            .vectors
+            .iter()
+            .filter_map(|v| session.answers.get(&v.id))
+            .collect();
+        if !answered.is_empty() && answered.iter().all(|a| matches!(a, Answer::Skipped(_))) {
+            all_skipped.push(format!("{} ({} vectors)", file.family, answered.len()));
+        }
+    }
+    if all_skipped.is_empty() {
+        return Ok(());
+    }
+    Err(CaseFailure::new(format!(
+        "adapter {name} declares but skipped every vector of {}, so nothing was checked there; \
+         implement the family or stop declaring it",
+        all_skipped.join(", ")
+    )))
+}
+
+/// [`COVERAGE_TRIAL`], then one trial per vector: `adapter::<family>::<id>`.
 #[must_use]
 pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>) -> Vec<Trial> {
     let mut out = Vec::new();
+    let verdict = coverage(vectors, session);
+    out.push(ctx.pure_trial(SUITE, COVERAGE_TRIAL.to_owned(), move || {
+        verdict.map(|()| Verdict::Passed)
+    }));
     for file in &vectors.files {
         let family: Family = file.family;
         let declared = session
@@ -438,7 +740,7 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
             let session = Arc::clone(session);
             let id = v.id.clone();
             out.push(
-                ctx.trial_with(SUITE, name, move || match session.answers.get(&id) {
+                ctx.pure_trial(SUITE, name, move || match session.answers.get(&id) {
                     Some(Answer::Output(o)) => {
                         compare(&expected, &input, o).map(|()| Verdict::Passed)
                     }
@@ -477,6 +779,84 @@ mod tests {
         assert!(parse_hello(r#"{"type":"hello","protocol":2,"capabilities":[]}"#).is_err());
         assert!(parse_hello("hello").is_err());
         assert!(parse_hello(r#"{"type":"hello","protocol":1}"#).is_err());
+        let err =
+            parse_hello(r#"{"type":"hello","protocol":1,"capabilities":["move_shard","routing"]}"#)
+                .unwrap_err();
+        assert!(err.contains("unknown capability routing"), "{err}");
+        assert!(
+            err.contains("routing_precedence"),
+            "lists the known names: {err}"
+        );
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut input = std::io::Cursor::new(b"short\nthis one is too long\nlast".to_vec());
+        let mut reader = BufReader::with_capacity(4, &mut input);
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line_bounded(&mut reader, 8, &mut buf),
+            Ok(Bounded::Line)
+        ));
+        assert_eq!(buf, b"short");
+        assert!(matches!(
+            read_line_bounded(&mut reader, 8, &mut buf),
+            Ok(Bounded::TooLong)
+        ));
+        assert!(buf.len() <= 8, "held {} bytes", buf.len());
+        let mut reader = BufReader::new(std::io::Cursor::new(b"a\nlast".to_vec()));
+        assert!(matches!(
+            read_line_bounded(&mut reader, 8, &mut buf),
+            Ok(Bounded::Line)
+        ));
+        assert!(matches!(
+            read_line_bounded(&mut reader, 8, &mut buf),
+            Ok(Bounded::Line)
+        ));
+        assert_eq!(buf, b"last");
+        assert!(matches!(
+            read_line_bounded(&mut reader, 8, &mut buf),
+            Ok(Bounded::Eof)
+        ));
+    }
+
+    fn session(capabilities: &[&str], answers: BTreeMap<String, Answer>) -> Session {
+        Session {
+            hello: Hello {
+                name: "t".into(),
+                version: "1".into(),
+                capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
+            },
+            requested: answers.len(),
+            answers,
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_adapter_that_declares_nothing_or_skips_a_whole_family_is_not_conformant() {
+        let set = awa_conformance_vectors::v1().unwrap();
+        let err = coverage(&set, &session(&[], BTreeMap::new())).unwrap_err();
+        assert!(
+            err.message.contains("declares no family"),
+            "{}",
+            err.message
+        );
+
+        let ms = set.file(Family::MoveShard).unwrap();
+        let skipped: BTreeMap<String, Answer> = ms
+            .vectors
+            .iter()
+            .map(|v| (v.id.clone(), Answer::Skipped("no".into())))
+            .collect();
+        let err = coverage(&set, &session(&["move_shard"], skipped.clone())).unwrap_err();
+        assert!(err.message.contains("move_shard"), "{}", err.message);
+
+        // One answered vector is enough for coverage (its own trial judges it).
+        let mut one = skipped;
+        let first = ms.vectors[0].id.clone();
+        one.insert(first, Answer::Output(json!({})));
+        assert!(coverage(&set, &session(&["move_shard"], one)).is_ok());
     }
 
     #[test]

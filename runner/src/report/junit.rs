@@ -3,7 +3,9 @@
 //! Failed and unexpectedly passing cases are `<failure>`s whose message carries the expected
 //! and actual values; harness errors are `<error>`s; not-applicable and ignored cases are
 //! `<skipped>` with the reason; expected failures pass with the reason in `system-out`.
-//! Provenance goes into `<properties>` of every suite.
+//! Provenance goes into `<properties>` of every suite, including the suite `awa-conformance`
+//! that stands for the run itself: it holds one `<error>` case `run` when the run ended
+//! without a verdict (exit 4, 5, 6) or was interrupted.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use quick_junit::{
     NonSuccessKind, Property, Report as JunitReport, TestCase, TestCaseStatus, TestSuite,
 };
 
-use super::Report;
+use super::{shorten, Report, Verdict};
 use crate::error::Error;
 use crate::outcome::{CaseResult, Status};
 
@@ -27,6 +29,25 @@ pub fn render(report: &Report) -> Result<String, Error> {
         by_suite.entry(case.suite.as_str()).or_default().push(case);
     }
     let properties = properties(report);
+    // The run as a whole: its provenance even when no case ran, and an <error> when it
+    // ended without a verdict (exit 4, 5, 6) or was stopped, so a dashboard never shows an
+    // empty green run.
+    let mut run = TestSuite::new("awa-conformance");
+    run.add_properties(properties.iter().cloned());
+    if matches!(report.verdict, Verdict::Error | Verdict::Interrupted) {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        let message = if report.run_errors.is_empty() {
+            format!("{} (exit {})", report.verdict.as_str(), report.exit_code)
+        } else {
+            report.run_errors.join("\n")
+        };
+        status.set_message(message);
+        status.set_type(report.verdict.as_str());
+        let mut tc = TestCase::new("run", status);
+        tc.set_classname("awa-conformance");
+        run.add_test_case(tc);
+    }
+    junit.add_test_suite(run);
     for (suite, cases) in by_suite {
         let mut ts = TestSuite::new(suite);
         ts.add_properties(properties.iter().cloned());
@@ -60,14 +81,15 @@ fn properties(report: &Report) -> Vec<Property> {
     props
 }
 
-/// The failure text: message, then expected and actual values.
+/// The failure text: message, then expected and actual values (long ones shortened; the
+/// JSON report keeps them whole).
 fn failure_text(case: &CaseResult) -> String {
     let mut text = case.message.clone().unwrap_or_default();
     if let Some(expected) = &case.expected {
-        text.push_str(&format!("\nexpected: {expected}"));
+        text.push_str(&format!("\nexpected: {}", shorten::display(expected)));
     }
     if let Some(actual) = &case.actual {
-        text.push_str(&format!("\nactual: {actual}"));
+        text.push_str(&format!("\nactual: {}", shorten::display(actual)));
     }
     text
 }

@@ -1,9 +1,11 @@
-//! The Markdown summary (for `$GITHUB_STEP_SUMMARY`): verdict, provenance, counts, failures.
+//! The Markdown summary (for `$GITHUB_STEP_SUMMARY`): verdict, provenance, counts, failures
+//! grouped by suite and family, long byte values shortened (the JSON report keeps them).
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::{one_line, Report};
-use crate::outcome::Status;
+use super::{one_line, shorten, Report};
+use crate::outcome::{CaseResult, Status};
 
 /// At most this many failures are listed; GitHub caps a step summary at 1 MiB.
 const MAX_LISTED: usize = 200;
@@ -50,7 +52,7 @@ pub fn render(report: &Report) -> String {
     for error in &report.run_errors {
         let _ = writeln!(md, "\n**Harness error:** {}", one_line(error));
     }
-    let failures: Vec<_> = report
+    let failures: Vec<&CaseResult> = report
         .cases
         .iter()
         .filter(|c| {
@@ -62,28 +64,43 @@ pub fn render(report: &Report) -> String {
         .collect();
     if !failures.is_empty() {
         let _ = writeln!(md, "\n### Failures\n");
-        for case in failures.iter().take(MAX_LISTED) {
-            let _ = write!(
-                md,
-                "- `{}` ({}): {}",
-                case.name,
-                case.status.as_str(),
-                one_line(case.message.as_deref().unwrap_or(""))
-            );
-            if let (Some(e), Some(a)) = (&case.expected, &case.actual) {
+        // One group per suite and family (`sql::function`, `adapter::ordering_shard`,
+        // `unique_key`): a broken hash fails a whole family, and reads as one line.
+        let mut groups: BTreeMap<&str, Vec<&CaseResult>> = BTreeMap::new();
+        for case in &failures {
+            groups.entry(group_of(&case.name)).or_default().push(case);
+        }
+        let mut listed = 0;
+        for (group, cases) in &groups {
+            let _ = writeln!(md, "#### `{group}`: {} failing\n", cases.len());
+            for case in cases {
+                if listed == MAX_LISTED {
+                    break;
+                }
+                listed += 1;
                 let _ = write!(
                     md,
-                    " (expected `{}`, actual `{}`)",
-                    one_line(&e.to_string()),
-                    one_line(&a.to_string())
+                    "- `{}` ({}): {}",
+                    case.name,
+                    case.status.as_str(),
+                    one_line(case.message.as_deref().unwrap_or(""))
                 );
+                if let (Some(e), Some(a)) = (&case.expected, &case.actual) {
+                    let _ = write!(
+                        md,
+                        " (expected `{}`, actual `{}`)",
+                        one_line(&shorten::display(e)),
+                        one_line(&shorten::display(a))
+                    );
+                }
+                md.push('\n');
             }
             md.push('\n');
         }
         if failures.len() > MAX_LISTED {
             let _ = writeln!(
                 md,
-                "- … and {} more (see the JSON report)",
+                "… and {} more (see the JSON report)",
                 failures.len() - MAX_LISTED
             );
         }
@@ -102,4 +119,22 @@ pub fn render(report: &Report) -> String {
         );
     }
     md
+}
+
+/// The group of a case: its name without the last `::` segment (the vector or case ID).
+fn group_of(name: &str) -> &str {
+    name.rsplit_once("::").map_or(name, |(group, _)| group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_suite_and_family() {
+        assert_eq!(group_of("sql::function::rp-0123"), "sql::function");
+        assert_eq!(group_of("unique_key::uk-0123"), "unique_key");
+        assert_eq!(group_of("adapter::coverage"), "adapter");
+        assert_eq!(group_of("plain"), "plain");
+    }
 }

@@ -8,6 +8,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod redact;
+pub mod shorten;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -125,6 +126,9 @@ pub enum Verdict {
     Nonconformant,
     /// Any other exit code: the run could not reach a verdict.
     Error,
+    /// The run was stopped early (SIGINT, SIGTERM, closed stdout: exit 130, 143, 141); the
+    /// cases it recorded are real, the rest did not run.
+    Interrupted,
 }
 
 impl Verdict {
@@ -133,6 +137,9 @@ impl Verdict {
         match exit_code {
             crate::exit::SUCCESS => Verdict::Conformant,
             crate::exit::NONCONFORMANT => Verdict::Nonconformant,
+            crate::exit::INTERRUPTED | crate::exit::STDOUT_CLOSED | crate::exit::TERMINATED => {
+                Verdict::Interrupted
+            }
             _ => Verdict::Error,
         }
     }
@@ -143,6 +150,7 @@ impl Verdict {
             Verdict::Conformant => "conformant",
             Verdict::Nonconformant => "nonconformant",
             Verdict::Error => "error",
+            Verdict::Interrupted => "interrupted",
         }
     }
 }
@@ -180,7 +188,32 @@ pub struct Targets<'a> {
 }
 
 impl Report {
-    /// Write every requested report.
+    /// The one line printed on stderr at the end of a run, e.g.
+    /// `awa-conformance: conformant (exit 0): 1523 passed, 2 xfail, 0 failed, 0 errored,
+    /// 0 not applicable, 0 ignored`.
+    #[must_use]
+    pub fn summary_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!(
+            "awa-conformance: {} (exit {}): {} passed, {} xfail, {} failed",
+            self.verdict.as_str(),
+            self.exit_code,
+            s.passed,
+            s.expected_failure,
+            s.failed
+        );
+        if s.unexpected_pass > 0 {
+            line.push_str(&format!(", {} unexpectedly passed", s.unexpected_pass));
+        }
+        line.push_str(&format!(
+            ", {} errored, {} not applicable, {} ignored",
+            s.errored, s.not_applicable, s.ignored
+        ));
+        line
+    }
+
+    /// Write every requested report. The Markdown summary is appended to an existing file
+    /// (GitHub's `$GITHUB_STEP_SUMMARY` is shared by every step of a job).
     pub fn write_all(&self, targets: &Targets<'_>) -> Result<(), Error> {
         if let Some(path) = targets.json {
             write_file(path, &json::render(self)?)?;
@@ -193,19 +226,49 @@ impl Report {
             if path == Path::new("-") {
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())
-                    .and_then(|()| out.flush())
-                    .map_err(|source| Error::Io {
+                match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                    // Nobody reads stdout any more (`| head`): the run already knows.
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                    written => written.map_err(|source| Error::Io {
                         action: "cannot write Markdown to",
                         path: path.to_owned(),
                         source,
-                    })?;
+                    })?,
+                }
             } else {
-                write_file(path, &text)?;
+                append_file(path, &text)?;
             }
         }
         Ok(())
     }
+}
+
+/// Append `text` to `path` (created if missing), starting on a line of its own.
+fn append_file(path: &Path, text: &str) -> Result<(), Error> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let io = |source| Error::Io {
+        action: "cannot append the report to",
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    // A blank line after earlier content (best effort: a pipe or device cannot seek).
+    let mut last = [0u8; 1];
+    let separator = match file
+        .seek(SeekFrom::End(-1))
+        .and_then(|_| file.read_exact(&mut last))
+    {
+        Ok(()) if last == *b"\n" => "\n",
+        Ok(()) => "\n\n",
+        Err(_) => "",
+    };
+    file.write_all(format!("{separator}{text}").as_bytes())
+        .map_err(io)
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {

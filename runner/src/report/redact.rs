@@ -56,6 +56,16 @@ fn redact_key_values(text: &str) -> String {
     while let Some(found) = lower.get(search..).and_then(|s| s.find(KEY)) {
         let key_start = search + found;
         let mut cursor = key_start + KEY.len();
+        // Only the key `password` itself, never the tail of another name (`old_password=`,
+        // `mypassword=`): the key starts the text or follows a separator of a DSN or argv.
+        let whole_key = lower
+            .get(..key_start)
+            .and_then(|before| before.chars().next_back())
+            .is_none_or(|c| c.is_whitespace() || "?&;,='\"(".contains(c));
+        if !whole_key {
+            search = cursor;
+            continue;
+        }
         // Allow `password = value` as libpq does.
         let after_key = lower.get(cursor..).unwrap_or("");
         let spaces = after_key.len() - after_key.trim_start().len();
@@ -133,5 +143,26 @@ mod tests {
     fn other_text_is_untouched() {
         assert_eq!(redact_secrets("unique_key::uk-0123"), "unique_key::uk-0123");
         assert_eq!(redact_secrets("passwords are fine"), "passwords are fine");
+    }
+
+    #[test]
+    fn password_inside_another_name_is_not_a_password() {
+        for text in [
+            "old_password=kept",
+            "--skip=sql::privilege::no_password=kept",
+            "mypassword=kept host=db",
+            "sslpassword_hint=kept",
+        ] {
+            assert_eq!(redact_secrets(text), text);
+        }
+        assert_eq!(
+            redact_secrets("old_password=kept password=gone"),
+            "old_password=kept password=***"
+        );
+        assert_eq!(redact_secrets("\"password=gone\""), "\"password=***\"");
+        assert_eq!(
+            redact_secrets("--dsn=password=gone host=db"),
+            "--dsn=password=*** host=db"
+        );
     }
 }

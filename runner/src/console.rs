@@ -1,0 +1,211 @@
+//! libtest's output on its way to stdout: expected failures shown as `xfail`, and a closed
+//! stdout turned into a clean stop instead of a panic.
+//!
+//! libtest-mimic writes its lines itself and unwraps every write, so a closed stdout
+//! (`awa-conformance | head -1`) would panic it (exit 101), and it can only say `ok` for a
+//! trial that did not fail. So it writes into a pipe (its `--logfile` option pointed at the
+//! pipe's write end) and this module copies the pipe to the real destination line by line:
+//! a `test <name> ... ok` line of a case recorded as an expected failure becomes
+//! `... xfail`; everything else (the failure texts, the `--format json` event stream) passes
+//! unchanged. When the destination cannot be written any more the copy keeps draining the
+//! pipe, so libtest never blocks or panics, and the run is told once to stop.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::outcome::RunContext;
+
+/// Where the copy goes.
+#[derive(Debug)]
+pub enum Sink {
+    /// The process's stdout.
+    Stdout,
+    /// A file (the user's own `--logfile`).
+    File(PathBuf),
+}
+
+/// A running copy from libtest's pipe to the sink.
+#[derive(Debug)]
+pub struct Console {
+    logfile: String,
+    write_end: Option<OwnedFd>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Console {
+    /// Start copying. `on_closed` is called once if the sink stops accepting output.
+    ///
+    /// # Errors
+    /// [`Error::Harness`] when the pipe or the copying thread cannot be set up;
+    /// [`Error::Io`] when the user's logfile cannot be created.
+    pub fn start(
+        sink: Sink,
+        ctx: Arc<RunContext>,
+        on_closed: impl Fn() + Send + 'static,
+    ) -> Result<Self, Error> {
+        let harness = |detail: String| Error::Harness { detail };
+        let (read_end, write_end) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| harness(format!("cannot create the output pipe: {e}")))?;
+        let mut out: Box<dyn Write + Send> = match sink {
+            Sink::Stdout => Box::new(std::io::stdout()),
+            Sink::File(path) => Box::new(File::create(&path).map_err(|source| Error::Io {
+                action: "cannot write the log file",
+                path,
+                source,
+            })?),
+        };
+        let (done_tx, done) = mpsc::channel();
+        let reader = BufReader::new(File::from(read_end));
+        std::thread::Builder::new()
+            .name("awa-console".into())
+            .spawn(move || {
+                copy(reader, &mut out, &ctx, &on_closed);
+                let _ = done_tx.send(());
+            })
+            .map_err(|e| harness(format!("cannot start the output thread: {e}")))?;
+        Ok(Self {
+            // libtest opens this path itself (File::create); on Linux it names the pipe.
+            logfile: format!("/dev/fd/{}", write_end.as_raw_fd()),
+            write_end: Some(write_end),
+            done,
+        })
+    }
+
+    /// The path to give libtest-mimic as its `logfile`.
+    #[must_use]
+    pub fn logfile(&self) -> &str {
+        &self.logfile
+    }
+
+    /// After libtest returned: close the pipe and wait (at most `limit`) until everything it
+    /// wrote reached the sink.
+    pub fn finish(mut self, limit: Duration) {
+        drop(self.write_end.take());
+        let _ = self.done.recv_timeout(limit);
+    }
+}
+
+/// Copy lines until the pipe closes; after a failed write, drain without writing.
+fn copy(mut reader: impl BufRead, out: &mut dyn Write, ctx: &RunContext, on_closed: &dyn Fn()) {
+    let mut open = true;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if !open {
+            continue;
+        }
+        let text = rewrite(&line, |name| ctx.is_expected_failure(name));
+        let written = out
+            .write_all(text.as_deref().unwrap_or(&line))
+            .and_then(|()| out.flush());
+        if written.is_err() {
+            open = false;
+            on_closed();
+        }
+    }
+}
+
+/// The line with `ok` replaced by `xfail` when it is libtest's result line of a case that
+/// `is_xfail`; `None` when the line stays as it is.
+fn rewrite(line: &[u8], is_xfail: impl Fn(&str) -> bool) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let rest = text.strip_prefix("test ")?;
+    let (name, outcome) = rest.split_once(" ... ")?;
+    let (outcome, newline) = match outcome.strip_suffix('\n') {
+        Some(o) => (o, "\n"),
+        None => (outcome, ""),
+    };
+    if strip_ansi(outcome) != "ok" || !is_xfail(name.trim_end()) {
+        return None;
+    }
+    // Keep libtest's colouring choice: coloured output gets a coloured xfail.
+    let xfail = if outcome.contains('\x1b') {
+        "\x1b[33mxfail\x1b[0m"
+    } else {
+        "xfail"
+    };
+    Some(format!("test {name} ... {xfail}{newline}").into_bytes())
+}
+
+/// `text` without ANSI colour sequences (`ESC [ ... m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(line: &str) -> Option<String> {
+        rewrite(line.as_bytes(), |n| n == "f::x").map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn only_ok_lines_of_expected_failures_change() {
+        assert_eq!(
+            rw("test f::x       ... ok\n").as_deref(),
+            Some("test f::x       ... xfail\n")
+        );
+        assert_eq!(
+            rw("test f::x ... \x1b[32mok\x1b[0m\n").as_deref(),
+            Some("test f::x ... \x1b[33mxfail\x1b[0m\n")
+        );
+        assert_eq!(rw("test f::y ... ok\n"), None);
+        assert_eq!(rw("test f::x ... FAILED\n"), None);
+        assert_eq!(rw("test result: ok. 1 passed\n"), None);
+        assert_eq!(
+            rw("{\"type\":\"test\",\"name\":\"f::x\",\"event\":\"ok\"}\n"),
+            None
+        );
+    }
+
+    /// A sink that fails after the first write, like a pipe whose reader went away.
+    struct ClosesAfterOne(usize);
+    impl Write for ClosesAfterOne {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            if self.0 > 1 {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_sink_is_reported_once_and_the_pipe_is_still_drained() {
+        let ctx = RunContext::new(crate::expected::ExpectedFailures::default());
+        let input = "a\nb\nc\nd\n".as_bytes();
+        let mut reader = BufReader::new(input);
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        copy(&mut reader, &mut ClosesAfterOne(0), &ctx, &|| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(calls.into_inner(), 1);
+        assert!(reader.fill_buf().unwrap().is_empty(), "not drained");
+    }
+}

@@ -1,0 +1,2 @@
+# Hostile adapter: exits without a word.
+exit 0

@@ -430,6 +430,23 @@ fn install_refuses_a_different_implementation_status_names_it() {
         "{}",
         text(&out.stdout)
     );
+    // Tables and indexes are compared too, not only functions.
+    s.sql(
+        "ALTER TABLE @S@.contract_jobs ADD COLUMN tenant text; \
+         DROP INDEX @S@.idx_awa_jobs_unique",
+    );
+    let stdout = text(&status(&[]).stdout);
+    assert!(
+        stdout.contains(&format!("differs: table {}.contract_jobs", s.schema)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("missing: index {}.idx_awa_jobs_unique", s.schema)),
+        "{stdout}"
+    );
+    let out = install(false);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(error_line(&out).contains("contract_jobs"));
 }
 
 /// The cluster's roles, without other tests' scratch roles.

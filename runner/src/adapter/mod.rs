@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use awa_conformance_vectors::{Family, VectorSet};
+use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 use libtest_mimic::Trial;
 use serde_json::{json, Value as Json};
 
@@ -40,6 +40,9 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the adapter may take to exit after `stop`.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The capability an adapter declares to receive rejected-input vectors (`expected.error`),
+/// which it answers with `{"output":{"error":"<code>"}}` (docs/adapter-protocol.md).
+pub const ERRORS_CAPABILITY: &str = "errors";
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
@@ -111,15 +114,30 @@ struct Request {
     line: String,
 }
 
+/// Why the adapter is not sent `v` (an undeclared family, or a rejected input without the
+/// `errors` capability), or `None` when it is.
+fn not_declared(capabilities: &[String], family: Family, v: &Vector) -> Option<String> {
+    let has = |c: &str| capabilities.iter().any(|x| x == c);
+    if !has(family.as_str()) {
+        Some(format!("does not declare capability {family}"))
+    } else if matches!(v.case, VCase::Rejected(_)) && !has(ERRORS_CAPABILITY) {
+        Some(format!(
+            "does not declare capability {ERRORS_CAPABILITY} (vectors whose expected answer is an error)"
+        ))
+    } else {
+        None
+    }
+}
+
 fn requests(vectors: &VectorSet, capabilities: &[String]) -> Vec<Request> {
     let mut out = Vec::new();
     let mut seq = 0u64;
     for file in &vectors.files {
-        if !capabilities.iter().any(|c| c == file.family.as_str()) {
-            continue;
-        }
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
+            if not_declared(capabilities, file.family, v).is_some() {
+                continue;
+            }
             let input = raw
                 .and_then(|r| r.get(i))
                 .and_then(|r| r.get("input"))
@@ -413,22 +431,14 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
     let mut out = Vec::new();
     for file in &vectors.files {
         let family: Family = file.family;
-        let declared = session
-            .hello
-            .capabilities
-            .iter()
-            .any(|c| c == family.as_str());
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
             let name = format!("{SUITE}::{family}::{}", v.id);
-            if !declared {
+            if let Some(why) = not_declared(&session.hello.capabilities, family, v) {
                 out.push(ctx.not_applicable(
                     SUITE,
                     name,
-                    format!(
-                        "adapter {} does not declare capability {family}",
-                        session.hello.name
-                    ),
+                    format!("adapter {} {why}", session.hello.name),
                 ));
                 continue;
             }
@@ -445,9 +455,17 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
                     Some(Answer::Skipped(reason)) => Ok(Verdict::NotApplicable(format!(
                         "skipped by the adapter: {reason}"
                     ))),
-                    Some(Answer::Error(msg)) => Err(CaseFailure::new(format!(
-                        "the adapter reported an error for a valid vector: {msg}"
-                    ))),
+                    Some(Answer::Error(msg)) => {
+                        Err(CaseFailure::new(match expected.get("error") {
+                            Some(code) => format!(
+                                "the adapter failed ({msg}) instead of refusing the input with \
+                             {{\"output\":{{\"error\":{code}}}}}"
+                            ),
+                            None => {
+                                format!("the adapter reported an error for a valid vector: {msg}")
+                            }
+                        }))
+                    }
                     None => Err(CaseFailure::harness(format!(
                         "no answer from the adapter: {}",
                         if session.problems.is_empty() {

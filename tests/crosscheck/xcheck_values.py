@@ -90,6 +90,15 @@ def _conv(t: Any, where: str, acc: PyValue) -> tuple[Any, int]:
             obj[key] = v  # insertion order kept for first occurrences
             depth = max(depth, d)
         return obj, 1 + depth
+    if kind == "nested":
+        # v1.1: `depth` single-element arrays or single-member objects {key: ...} around value.
+        depth = t["depth"]
+        if not (isinstance(depth, int) and depth >= 1 and t.get("container") in ("array", "object")):
+            raise VectorFormatError(f"{where}: nested needs container array/object and depth >= 1")
+        v, d = _conv(t["value"], where, acc)
+        for _ in range(depth):
+            v = [v] if t["container"] == "array" else {t["key"]: v}
+        return v, d + depth
     raise VectorFormatError(f"{where}: unknown TYPED type {kind!r}")
 
 

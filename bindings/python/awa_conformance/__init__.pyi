@@ -213,7 +213,8 @@ def decode_typed(value: dict[str, Any]) -> Any:
     """An ADR 0002 typed JSON value → the Python value canonical_json accepts.
 
     null → None, float from its IEEE-754 ``bits`` (so -0.0 and NaN survive), object → dict
-    in member order (a duplicated key keeps its last value, as the core does).
+    in member order (a duplicated key keeps its last value, as the core does), ``nested``
+    (v1.1) → ``depth`` single-element lists or single-key dicts around the value.
     """
 
 # -- producer checks ---------------------------------------------------------------------

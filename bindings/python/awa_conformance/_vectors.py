@@ -58,7 +58,8 @@ def decode_typed(value: dict[str, Any]) -> Any:
 
     null → None, int → int (exact), float → float from its IEEE-754 ``bits`` (so -0.0 and NaN
     survive), array → list, object → dict (insertion order kept; for a duplicated key the
-    last value wins, as in the core).
+    last value wins, as in the core), nested (v1.1: ``depth`` single-element arrays or
+    single-member objects ``{key: ...}`` around ``value``) → those containers.
     """
     kind = value["type"]
     if kind == "null":
@@ -75,4 +76,9 @@ def decode_typed(value: dict[str, Any]) -> Any:
         return [decode_typed(v) for v in value["value"]]
     if kind == "object":
         return {k: decode_typed(v) for k, v in value["value"]}
+    if kind == "nested":
+        out = decode_typed(value["value"])
+        for _ in range(value["depth"]):
+            out = [out] if value["container"] == "array" else {value["key"]: out}
+        return out
     raise ValueError(f"unknown typed JSON value type {kind!r} (ADR 0002 lists the types)")

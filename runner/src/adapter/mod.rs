@@ -523,6 +523,39 @@ mod tests {
         assert!(compare(&json!({"shard": 1}), &input, &json!({"shard": 2})).is_err());
         assert!(compare(&json!({"shard": 1}), &input, &json!({})).is_err());
         assert!(compare(&json!({"d": null}), &input, &json!({})).is_err());
+        // An expected-error vector: only the refusal with the same code passes.
+        let refused = json!({"error": "invalid_width"});
+        assert!(compare(&refused, &input, &json!({"error": "invalid_width"})).is_ok());
+        assert!(compare(&refused, &input, &json!({"error": "key_too_long"})).is_err());
+        assert!(compare(&refused, &input, &json!({"shard": 3})).is_err());
+    }
+
+    #[test]
+    fn expected_error_vectors_need_the_errors_capability() {
+        let set = awa_conformance_vectors::embedded().unwrap();
+        let (family, rejected) = set
+            .iter()
+            .find(|(_, v)| matches!(v.case, VCase::Rejected(_)))
+            .unwrap();
+        let (_, plain) = set
+            .iter()
+            .find(|(f, v)| *f == family && !matches!(v.case, VCase::Rejected(_)))
+            .unwrap();
+        let only_family = vec![family.as_str().to_owned()];
+        let with_errors = vec![family.as_str().to_owned(), ERRORS_CAPABILITY.to_owned()];
+        assert!(not_declared(&only_family, family, plain).is_none());
+        let why = not_declared(&only_family, family, rejected).unwrap();
+        assert!(why.contains(ERRORS_CAPABILITY), "{why}");
+        assert!(not_declared(&with_errors, family, rejected).is_none());
+        assert!(not_declared(&[ERRORS_CAPABILITY.to_owned()], family, rejected).is_some());
+        let sent = |caps: &[String]| {
+            requests(&set, caps)
+                .iter()
+                .filter(|r| r.id == rejected.id)
+                .count()
+        };
+        assert_eq!(sent(&only_family), 0);
+        assert_eq!(sent(&with_errors), 1);
     }
 }
 

@@ -5,6 +5,7 @@
 //! `python/awa_conformance/`.
 
 use awa_conformance_core as core;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
@@ -362,12 +363,27 @@ fn parse_unique_states_bits(bits: &Bound<'_, PyAny>) -> PyResult<u8> {
     Ok(core::parse_unique_states_bits(&bits).map_err(BindingError::from)?)
 }
 
-/// _embedded_vector_files() -> list[tuple[str, str]]
+/// _embedded_manifests() -> list[str]
 ///
-/// The frozen v1 vector files compiled into this module, (file name, text), manifest last.
+/// The manifests of the vector releases compiled into this module (v1, v1.1), oldest first.
 #[pyfunction]
-fn _embedded_vector_files() -> Vec<(&'static str, &'static str)> {
-    awa_conformance_vectors::V1_FILES.to_vec()
+fn _embedded_manifests() -> Vec<&'static str> {
+    awa_conformance_vectors::EMBEDDED
+        .iter()
+        .filter_map(|(_, files)| files.iter().find(|(n, _)| *n == "manifest.json"))
+        .map(|(_, text)| *text)
+        .collect()
+}
+
+/// _embedded_vectors_json() -> str
+///
+/// Every embedded vector (v1 then v1.1) as one JSON array: each vector object of its file with
+/// `family` and `release` added and the errata applied (`description`, `tags`, `erratum`).
+#[pyfunction]
+fn _embedded_vectors_json() -> PyResult<String> {
+    let set = awa_conformance_vectors::embedded()
+        .map_err(|e| PyRuntimeError::new_err(format!("embedded vectors: {e}")))?;
+    Ok(set.to_json_list().to_string())
 }
 
 /// The Python module `awa_conformance._native`.
@@ -393,7 +409,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(move_shard, m)?)?;
     m.add_function(wrap_pyfunction!(unique_states_bits, m)?)?;
     m.add_function(wrap_pyfunction!(parse_unique_states_bits, m)?)?;
-    m.add_function(wrap_pyfunction!(_embedded_vector_files, m)?)?;
+    m.add_function(wrap_pyfunction!(_embedded_manifests, m)?)?;
+    m.add_function(wrap_pyfunction!(_embedded_vectors_json, m)?)?;
     m.add(
         "CONCURRENCY_DOMAIN_TAG",
         PyBytes::new(py, core::CONCURRENCY_DOMAIN_TAG),

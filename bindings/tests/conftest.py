@@ -1,4 +1,4 @@
-"""Shared fixtures: the on-disk v1 vectors and a PostgreSQL database with the reference schema."""
+"""Shared fixtures: the on-disk vectors (releases v1 and v1.1) and a PostgreSQL database with the reference schema."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent
-VECTOR_DIR = HERE / ".." / ".." / "vectors" / "v1"
+VECTORS_ROOT = HERE / ".." / ".." / "vectors"
+# Every release, oldest first; a later release holds only the families it adds to.
+RELEASES = ("v1", "v1.1")
+VECTOR_DIR = VECTORS_ROOT / "v1"
 SCHEMA_DIR = HERE / ".." / ".." / "schema"
 PRODUCERS_DIR = HERE / "producers"
 # A dedicated schema so a released `awa` schema in the same database is never touched.
@@ -21,15 +24,24 @@ if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,50}", TEST_SCHEMA):
     raise pytest.UsageError("AWA_TEST_SCHEMA must match [A-Za-z_][A-Za-z0-9_]{0,50}")
 
 
-def disk_vectors(family: str) -> list[dict[str, Any]]:
-    """The vectors of one family, read from vectors/v1 on disk (the files Rust tests use)."""
-    with open(VECTOR_DIR / f"{family}.json", encoding="utf-8") as f:
-        return json.load(f)["vectors"]
+def disk_vectors(family: str, *, with_errors: bool = False) -> list[dict[str, Any]]:
+    """The vectors of one family in every release, read from disk (the files Rust tests use).
+
+    Vectors whose expected answer is an error (an input the contract refuses) only with
+    ``with_errors``: producer checks never enqueue them.
+    """
+    out: list[dict[str, Any]] = []
+    for release in RELEASES:
+        path = VECTORS_ROOT / release / f"{family}.json"
+        if path.exists():
+            with open(path, encoding="utf-8") as f:
+                out.extend(json.load(f)["vectors"])
+    return [v for v in out if with_errors or "error" not in v["expected"]]
 
 
 def vector_params(family: str) -> list[Any]:
     """pytest params, one per vector, with the vector ID as the test ID."""
-    return [pytest.param(v, id=v["id"]) for v in disk_vectors(family)]
+    return [pytest.param(v, id=v["id"]) for v in disk_vectors(family, with_errors=True)]
 
 
 def install_schema(conn: Any, schema: str, role: str) -> None:

@@ -1,4 +1,8 @@
-"""Every v1 vector on disk, one test each, reproduced through the Python functions."""
+"""Every vector on disk (releases v1 and v1.1), one test each, reproduced through the Python functions.
+
+A vector whose ``expected`` is ``{"error": code}`` is an input the contract refuses: the
+function must raise the exception of that code (``ERROR_CLASSES``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,22 @@ import json
 import pytest
 
 import awa_conformance as ac
-from conftest import VECTOR_DIR, disk_vectors, vector_params
+from conftest import RELEASES, VECTORS_ROOT, disk_vectors, vector_params
+
+# The exception each error code of the vectors maps to (docs/adapter-protocol.md lists the codes).
+ERROR_CLASSES = {
+    "invalid_width": ac.InvalidWidth,
+    "key_too_long": ac.InvalidKey,
+    "too_deep": ac.InvalidArgs,
+    "invalid_partitions": ac.InvalidPartitions,
+    "invalid_shard": ac.InvalidShard,
+}
+
+
+def refused(v):
+    """A pytest.raises context for an expected-error vector, or None for an ordinary one."""
+    code = v["expected"].get("error")
+    return None if code is None else pytest.raises(ERROR_CLASSES[code])
 
 
 def _args(typed):
@@ -21,6 +40,10 @@ def _args(typed):
 
 @pytest.mark.parametrize("v", vector_params("canonical_json"))
 def test_canonical_json(v):
+    if (raises := refused(v)) is not None:
+        with raises:
+            ac.canonical_json(ac.decode_typed(v["input"]["value"]))
+        return
     out = ac.canonical_json(ac.decode_typed(v["input"]["value"]))
     assert out.hex() == v["expected"]["canonical_hex"]
     assert out.decode("utf-8") == v["expected"]["canonical_text"]
@@ -31,6 +54,10 @@ def test_unique_key(v):
     inp = v["input"]
     bucket = None if inp["period_bucket"] is None else int(inp["period_bucket"])
     args = _args(inp["args"])
+    if (raises := refused(v)) is not None:
+        with raises:
+            ac.unique_key(inp["kind"], queue=inp["queue"], args=args, period_bucket=bucket)
+        return
     pre = ac.unique_key_preimage(inp["kind"], inp["queue"], args, bucket)
     assert pre.hex() == v["intermediate"]["preimage_hex"]
     want_args = v["intermediate"]["canonical_args_hex"]
@@ -50,6 +77,10 @@ def test_ordering_shard(v):
 def test_partition(v):
     inp = v["input"]
     key = bytes.fromhex(inp["key_hex"])
+    if (raises := refused(v)) is not None:
+        with raises:
+            ac.partition_for_ordering_key(key, inp["partitions"])
+        return
     assert ac.ordering_key_hash64(key) == int(v["intermediate"]["hash64"])
     assert ac.partition_hash64(key) == int(v["intermediate"]["partition_hash64"])
     p = ac.partition_for_ordering_key(key, inp["partitions"])
@@ -82,6 +113,10 @@ def test_routing_precedence(v):
     inp, exp = v["input"], v["expected"]
     ok = None if inp["ordering_key_hex"] is None else bytes.fromhex(inp["ordering_key_hex"])
     ck = None if inp["concurrency_key_hex"] is None else bytes.fromhex(inp["concurrency_key_hex"])
+    if (raises := refused(v)) is not None:
+        with raises:
+            ac.route(inp["width"], ordering_key=ok, concurrency_key=ck)
+        return
     r = ac.route(inp["width"], ordering_key=ok, concurrency_key=ck)
     assert r.source == exp["route_source"]
     assert r.shard == exp["enqueue_shard"]
@@ -91,6 +126,10 @@ def test_routing_precedence(v):
 @pytest.mark.parametrize("v", vector_params("move_shard"))
 def test_move_shard(v):
     inp = v["input"]
+    if (raises := refused(v)) is not None:
+        with raises:
+            ac.move_shard(inp["retained_shard"], inp["destination_width"])
+        return
     assert ac.move_shard(inp["retained_shard"], inp["destination_width"]) == v["expected"]["shard"]
 
 
@@ -103,27 +142,65 @@ def test_unique_states(v):
     assert [s for i, s in enumerate(ac.JOB_STATES) if bits[i] == "1"] == v["expected"]["states"]
 
 
-def test_embedded_vectors_equal_disk():
-    """The vectors compiled into the module are the files on disk, byte-for-byte in meaning."""
-    assert set(ac.families()) == {p.stem for p in VECTOR_DIR.glob("*.json")} - {"manifest"}
+def _errata() -> dict[str, dict]:
+    errata = {}
+    for release in RELEASES:
+        path = VECTORS_ROOT / release / "errata.json"
+        if path.exists():
+            errata.update({e["id"]: e for e in json.loads(path.read_text(encoding="utf-8"))["errata"]})
+    return errata
+
+
+def test_embedded_vectors_equal_disk_with_errata_applied():
+    """The vectors compiled into the module are the files on disk, with the errata's corrections."""
+    on_disk = {p.stem for r in RELEASES for p in (VECTORS_ROOT / r).glob("*.json")} - {"manifest", "errata"}
+    assert set(ac.families()) == on_disk
+    errata = _errata()
+    assert "uk-426a7aea6bba" in errata
     for fam in ac.families():
         embedded = ac.vectors(fam)
         assert all(v.pop("family") == fam for v in embedded)
-        assert embedded == disk_vectors(fam)
-    with open(VECTOR_DIR / "manifest.json", encoding="utf-8") as f:
-        assert ac.manifest() == json.load(f)
-    assert len(ac.vectors()) == sum(len(disk_vectors(f)) for f in ac.families())
+        assert {v.pop("release") for v in embedded} <= {"1", "1.1"}
+        want = disk_vectors(fam, with_errors=True)
+        for v in want:
+            if (e := errata.get(v["id"])) is not None:
+                v["description"] = e.get("description", v["description"])
+                v["tags"] = e.get("tags", v["tags"])
+                v["erratum"] = e["reason"]
+        assert embedded == want
+    assert len(ac.vectors()) == sum(len(disk_vectors(f, with_errors=True)) for f in ac.families())
 
 
-def test_manifest_root_hash_matches_files():
+def test_errata_correct_the_empty_kind_vector():
+    """uk-426a7aea6bba's frozen description claims a 23514 refusal; the corrected text does not."""
+    (v,) = [v for v in ac.vectors("unique_key") if v["id"] == "uk-426a7aea6bba"]
+    assert "23514" not in v["description"] and "rejects it" not in v["description"]
+    assert "23514" in v["erratum"]
+    frozen = json.loads((VECTORS_ROOT / "v1" / "unique_key.json").read_text(encoding="utf-8"))
+    (raw,) = [x for x in frozen["vectors"] if x["id"] == "uk-426a7aea6bba"]
+    assert "23514" in raw["description"], "v1 bytes never change: the file keeps the frozen text"
+
+
+@pytest.mark.parametrize("release", ["1", "1.1"])
+def test_manifest_root_hash_matches_files(release):
     """root_sha256 = SHA-256 of the sha256sum-style listing (ADR 0002), recomputed from disk."""
-    m = ac.manifest()
+    m = ac.manifest(release)
+    folder = VECTORS_ROOT / f"v{release}"
+    entries = list(m["files"]) + ([m["errata"]] if "errata" in m else [])
     listing = ""
-    for entry in m["files"]:
-        digest = hashlib.sha256((VECTOR_DIR / entry["path"]).read_bytes()).hexdigest()
+    for entry in sorted(entries, key=lambda e: e["path"]):
+        digest = hashlib.sha256((folder / entry["path"]).read_bytes()).hexdigest()
         assert digest == entry["sha256"], entry["path"]
         listing += f"{digest}  {entry['path']}\n"
     assert hashlib.sha256(listing.encode()).hexdigest() == m["root_sha256"]
+    assert m == json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_newest_manifest_pins_the_frozen_v1_root():
+    assert ac.manifest() == ac.manifest("1.1")
+    (pin,) = ac.manifest()["extends"]
+    assert pin["root_sha256"] == ac.manifest("1")["root_sha256"]
+    assert pin["root_sha256"] == "ae61d3c909c9aa4f9770c386b6ec2a6d5b819a1dd14a35da1edb9359296efecb"
 
 
 def test_unknown_family_names_valid_ones():

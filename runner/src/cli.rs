@@ -179,7 +179,8 @@ pub struct RunArgs {
     )]
     pub write_baseline: Option<PathBuf>,
 
-    /// Check the vector set in PATH (a vectors/v1 directory) instead of the embedded one.
+    /// Check the vectors in PATH instead of the embedded releases: a release directory
+    /// (vectors/v1 for exactly v1; vectors/v1.1 loads v1 too) or the vectors root.
     #[arg(long, value_name = "PATH", help_heading = "Vectors")]
     pub vectors_dir: Option<PathBuf>,
 
@@ -216,7 +217,8 @@ pub enum VectorsCommand {
     /// Check schema validity, manifest hashes, and that the core reproduces every vector.
     #[command(after_help = exit::HELP_TABLE)]
     Verify {
-        /// Vector directory to verify (default: the embedded set).
+        /// Vectors to verify: a release directory or the vectors root (default: every embedded
+        /// release).
         #[arg(long, value_name = "PATH")]
         dir: Option<PathBuf>,
     },
@@ -226,12 +228,13 @@ pub enum VectorsCommand {
         /// Write nothing; exit 2 if any file differs from the generator output (freeze guard).
         #[arg(long)]
         check: bool,
-        /// Vector directory (default: ./vectors/v1 when writing; with --check and no --dir, the
-        /// set embedded in this binary, which was built from the committed files).
+        /// The vectors root holding one directory per release, v1/ and v1.1/ (default:
+        /// ./vectors when writing; with --check and no --dir, the releases embedded in this
+        /// binary, which was built from the committed files).
         #[arg(long, value_name = "PATH")]
         dir: Option<PathBuf>,
     },
-    /// List the vectors (embedded set).
+    /// List the vectors (every embedded release, corrected by the errata).
     List {
         /// Only this family (e.g. unique_key).
         #[arg(long, value_name = "FAMILY")]

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use awa_conformance_vectors::{check_vector, diff_files, render_v1, Family, V1_FILES};
+use awa_conformance_vectors::{check_vector, diff_files, render_all, Family, EMBEDDED};
 
 use crate::cli::{ListFormat, SchemaCommand, SchemaTarget, VectorsCommand};
 use crate::error::Error;
@@ -11,8 +11,9 @@ use crate::exit;
 use crate::pg::Dsn;
 use crate::suites::load_vectors;
 
-/// Where `vectors regenerate` writes when no `--dir` is given (run from the repository root).
-const DEFAULT_VECTORS_DIR: &str = "vectors/v1";
+/// Where `vectors regenerate` writes when no `--dir` is given (run from the repository root):
+/// the vectors root, holding one directory per release (`v1/`, `v1.1/`).
+const DEFAULT_VECTORS_DIR: &str = "vectors";
 
 /// Write `text` to stdout (a closed pipe is not an error worth a non-zero exit).
 fn out(text: &str) -> Result<(), Error> {
@@ -58,52 +59,83 @@ pub fn vectors(cmd: &VectorsCommand) -> Result<u8, Error> {
 /// Schema, IDs, manifest, and that the core reproduces every vector.
 fn verify(dir: Option<&Path>) -> Result<u8, Error> {
     let (set, source) = load_vectors(dir)?;
-    for (family, vector) in set.iter() {
-        check_vector(family, vector).map_err(|m| Error::VectorsInvalid {
-            detail: format!(
-                "{}: {m}; the reference core does not reproduce this vector (a tampered \
-                 expectation, or a core bug)",
-                set.file(family)
-                    .map_or_else(|| family.file_name(), |f| f.path.clone())
-            ),
-        })?;
+    for file in &set.files {
+        for vector in &file.vectors {
+            check_vector(file.family, vector).map_err(|m| Error::VectorsInvalid {
+                detail: format!(
+                    "{}: {m}; the reference core does not reproduce this vector (a tampered \
+                     expectation, or a core bug)",
+                    file.path
+                ),
+            })?;
+        }
     }
+    let releases: Vec<String> = set
+        .manifests()
+        .map(|m| format!("v{} (root_sha256 {})", m.vectors_version, m.root_sha256))
+        .collect();
+    let errata: usize = set.errata.iter().map(|e| e.entries.len()).sum();
     out(&format!(
-        "verified {} vectors in {} files ({source}): JSON Schema, content IDs, manifest hashes \
-         and the reference core agree; root_sha256 {}\n",
+        "verified {} vectors in {} files of {} ({source}): JSON Schema, content IDs, manifest \
+         hashes and pins, {errata} errata naming existing vectors, and the reference core \
+         agree; root_sha256 {}\n",
         set.len(),
         set.files.len(),
+        releases.join(" + "),
         set.manifest.root_sha256
     ))?;
     Ok(exit::SUCCESS)
 }
 
-/// Render the v1 set with the generator; compare (`--check`) or write.
+/// Render every release with the generator; compare (`--check`) or write. `dir` is the vectors
+/// root holding one directory per release (`v1/`, `v1.1/`); without it, `--check` compares
+/// the embedded files and writing goes to `./vectors`.
 fn regenerate(check: bool, dir: Option<&Path>) -> Result<u8, Error> {
-    let rendered = render_v1().map_err(|e| Error::VectorsInvalid {
+    let rendered = render_all().map_err(|e| Error::VectorsInvalid {
         detail: format!("generator: {e}"),
     })?;
+    let files: usize = rendered.iter().map(|(_, f)| f.len()).sum();
+    if let Some(dir) = dir.filter(|d| d.join("manifest.json").is_file()) {
+        return Err(Error::Usage(format!(
+            "vectors regenerate: {} is one release's directory; pass the vectors root that holds \
+             {} (e.g. --dir vectors)",
+            dir.display(),
+            rendered
+                .iter()
+                .map(|(r, _)| format!("{r}/"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
     if check {
-        let result = match dir {
-            Some(dir) => diff_files(&rendered, |name| {
-                std::fs::read_to_string(dir.join(name)).ok()
-            }),
-            None => diff_files(&rendered, |name| {
-                V1_FILES
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, t)| (*t).to_owned())
-            }),
-        };
-        result.map_err(|diff| Error::RegenerateMismatch {
-            detail: match dir {
-                Some(dir) => format!("{}: {diff}", dir.display()),
-                None => format!("embedded vectors/v1: {diff}"),
-            },
-        })?;
+        for (release, files) in &rendered {
+            let result = match dir {
+                Some(dir) => diff_files(files, |name| {
+                    std::fs::read_to_string(dir.join(release).join(name)).ok()
+                }),
+                None => diff_files(files, |name| {
+                    EMBEDDED
+                        .iter()
+                        .find(|(label, _)| label.rsplit('/').next() == Some(*release))
+                        .and_then(|(_, texts)| texts.iter().find(|(n, _)| *n == name))
+                        .map(|(_, t)| (*t).to_owned())
+                }),
+            };
+            result.map_err(|diff| Error::RegenerateMismatch {
+                detail: match dir {
+                    Some(dir) => format!("{}: {diff}", dir.join(release).display()),
+                    None => format!("embedded vectors/{release}: {diff}"),
+                },
+            })?;
+        }
         out(&format!(
-            "regenerate --check: all {} files match the generator output byte for byte ({})\n",
-            rendered.len(),
+            "regenerate --check: all {files} files of {} match the generator output byte for \
+             byte ({})\n",
+            rendered
+                .iter()
+                .map(|(r, _)| *r)
+                .collect::<Vec<_>>()
+                .join(" and "),
             dir.map_or_else(|| "embedded".to_owned(), |d| d.display().to_string())
         ))?;
         return Ok(exit::SUCCESS);
@@ -115,19 +147,23 @@ fn regenerate(check: bool, dir: Option<&Path>) -> Result<u8, Error> {
             dir.display()
         )));
     }
-    for (name, text) in &rendered {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|source| Error::Io {
-            action: "cannot write vector file",
-            path,
+    for (release, files) in &rendered {
+        let release_dir = dir.join(release);
+        std::fs::create_dir_all(&release_dir).map_err(|source| Error::Io {
+            action: "cannot create vector directory",
+            path: release_dir.clone(),
             source,
         })?;
+        for (name, text) in files {
+            let path = release_dir.join(name);
+            std::fs::write(&path, text).map_err(|source| Error::Io {
+                action: "cannot write vector file",
+                path,
+                source,
+            })?;
+        }
     }
-    out(&format!(
-        "wrote {} files to {}\n",
-        rendered.len(),
-        dir.display()
-    ))?;
+    out(&format!("wrote {files} files to {}\n", dir.display()))?;
     Ok(exit::SUCCESS)
 }
 
@@ -159,6 +195,8 @@ fn list(family: Option<&str>, format: ListFormat) -> Result<u8, Error> {
                         "status": v.status.as_str(),
                         "description": v.description,
                         "tags": v.tags,
+                        "expected_error": matches!(v.case, awa_conformance_vectors::Case::Rejected(_)),
+                        "erratum": v.erratum,
                     })
                 })
                 .collect();

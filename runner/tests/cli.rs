@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use awa_conformance_runner::exit::{DATABASE_UNAVAILABLE, USAGE, VECTORS_INVALID};
-use awa_conformance_vectors::{content_id, render_manifest, v1, Family, V1_FILES};
+use awa_conformance_vectors::{
+    content_id, embedded, render_manifest, v1, Family, EMBEDDED, V1_FILES,
+};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -47,6 +49,19 @@ fn copy_v1() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in V1_FILES {
         std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// A temp dir holding a copy of every embedded release (`v1/`, `v1.1/`): a vectors root.
+fn copy_all() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (label, files) in EMBEDDED {
+        let release = dir.path().join(label.rsplit('/').next().unwrap());
+        std::fs::create_dir(&release).unwrap();
+        for (name, text) in files {
+            std::fs::write(release.join(name), text).unwrap();
+        }
     }
     dir
 }
@@ -167,7 +182,7 @@ fn list_prints_one_family_id_per_vector() {
     let out = run(&["--list", "--no-embedded"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
-    let set = v1().unwrap();
+    let set = embedded().unwrap();
     let offline: Vec<&str> = text.lines().filter(|l| !l.starts_with("sql::")).collect();
     assert_eq!(offline.len(), set.len());
     for (family, vector) in set.iter() {
@@ -182,7 +197,7 @@ fn list_prints_one_family_id_per_vector() {
 
 #[test]
 fn exact_runs_one_trial_and_filter_selects_a_family() {
-    let set = v1().unwrap();
+    let set = embedded().unwrap();
     let (family, vector) = set.iter().nth(3).unwrap();
     let name = format!("{family}::{}", vector.id);
     let (out, report) = run_with_report(&["--no-embedded", "--exact", &name]);
@@ -225,7 +240,7 @@ fn without_a_database_sql_cases_are_ignored_never_passed() {
     assert_eq!(report["provenance"]["contract_version"], "n/a");
     assert_eq!(
         report["provenance"]["vectors_root_sha256"],
-        v1().unwrap().manifest.root_sha256.as_str()
+        embedded().unwrap().manifest.root_sha256.as_str()
     );
     assert!(stdout(&out).contains(" ignored;"));
     assert_valid_report(&report);
@@ -471,25 +486,47 @@ fn missing_vector_dir_exits_2() {
 
 #[test]
 fn vectors_verify_and_regenerate_check_pass_on_the_committed_set() {
-    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors/v1");
-    let committed = committed.to_str().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let v1 = root.join("v1");
+    let v11 = root.join("v1.1");
+    let (root, v1, v11) = (
+        root.to_str().unwrap(),
+        v1.to_str().unwrap(),
+        v11.to_str().unwrap(),
+    );
     for args in [
         vec!["vectors", "verify"],
-        vec!["vectors", "verify", "--dir", committed],
+        vec!["vectors", "verify", "--dir", root],
+        vec!["vectors", "verify", "--dir", v1],
+        vec!["vectors", "verify", "--dir", v11],
         vec!["vectors", "regenerate", "--check"],
-        vec!["vectors", "regenerate", "--check", "--dir", committed],
+        vec!["vectors", "regenerate", "--check", "--dir", root],
     ] {
         let out = run(&args);
         assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
     }
     let out = run(&["vectors", "verify"]);
-    assert!(stdout(&out).contains(&v1().unwrap().manifest.root_sha256));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&embedded().unwrap().manifest.root_sha256),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "v1 (root_sha256 ae61d3c909c9aa4f9770c386b6ec2a6d5b819a1dd14a35da1edb9359296efecb)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("2 errata"), "{text}");
+    // One release's directory is not a vectors root for regenerate.
+    let out = run(&["vectors", "regenerate", "--check", "--dir", v1]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
 }
 
 #[test]
 fn regenerate_check_fails_on_a_modified_copy_and_regenerate_repairs_it() {
-    let dir = copy_v1();
-    let path = dir.path().join("move_shard.json");
+    let dir = copy_all();
+    let path = dir.path().join("v1.1").join("move_shard.json");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
         &path,
@@ -509,10 +546,11 @@ fn regenerate_check_fails_on_a_modified_copy_and_regenerate_repairs_it() {
 
 #[test]
 fn vectors_list_text_and_json() {
-    let set = v1().unwrap();
+    let set = embedded().unwrap();
     let out = run(&["vectors", "list", "--family", "move_shard"]);
     assert_eq!(code(&out), 0);
-    let want = set.file(Family::MoveShard).unwrap().vectors.len();
+    let want = set.iter().filter(|(f, _)| *f == Family::MoveShard).count();
+    assert!(want > set.file(Family::MoveShard).unwrap().vectors.len());
     assert_eq!(stdout(&out).lines().count(), want);
     assert!(stdout(&out)
         .lines()
@@ -522,11 +560,16 @@ fn vectors_list_text_and_json() {
     assert_eq!(code(&out), 0);
     let items: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(items.as_array().unwrap().len(), set.len());
-    assert!(items
-        .as_array()
+    let items = items.as_array().unwrap();
+    assert!(items.iter().any(|i| i["status"] == "informative"));
+    assert!(items.iter().any(|i| i["expected_error"] == true));
+    // The errata's corrected text is what is shown.
+    let empty_kind = items.iter().find(|i| i["id"] == "uk-426a7aea6bba").unwrap();
+    assert!(!empty_kind["description"]
+        .as_str()
         .unwrap()
-        .iter()
-        .any(|i| i["status"] == "informative"));
+        .contains("23514"));
+    assert!(empty_kind["erratum"].as_str().unwrap().contains("23514"));
 }
 
 #[test]

@@ -17,8 +17,11 @@ import psycopg
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# The vectors under test; AWA_CROSSCHECK_VECTORS_DIR points elsewhere only for development.
-VECTORS_DIR = Path(os.environ.get("AWA_CROSSCHECK_VECTORS_DIR", REPO / "vectors" / "v1"))
+# The vectors root under test (one directory per release); AWA_CROSSCHECK_VECTORS_DIR points
+# elsewhere only for development.
+VECTORS_ROOT = Path(os.environ.get("AWA_CROSSCHECK_VECTORS_DIR", REPO / "vectors"))
+# Every release, oldest first. v1 holds every family; a later release only those it adds to.
+RELEASES = ("v1", "v1.1")
 RELEASED_VERSION = "0.6.9"
 
 

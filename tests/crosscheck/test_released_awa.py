@@ -1,4 +1,4 @@
-"""Cross-check the v1 vectors against released Awa 0.6.9 (awa-pg SDK, awa-cli, its SQL) on a real PostgreSQL.
+"""Cross-check the vectors (releases v1 and v1.1) against released Awa 0.6.9 (awa-pg SDK, awa-cli, its SQL) on a real PostgreSQL.
 
 Ground truth is what the released artifacts compute, observed two independent ways where possible:
 
@@ -23,7 +23,7 @@ from typing import Any
 import awa
 import blake3
 import pytest
-from conftest import VECTORS_DIR, Released
+from conftest import RELEASES, VECTORS_ROOT, Released
 from xcheck_values import (
     SDK_INSERT_MAX_DEPTH,
     SQL_MAX_NAME_CHARS,
@@ -49,7 +49,7 @@ def released_key(preimage: bytes) -> bytes:
 
 
 def params(family: str) -> list[Any]:
-    return [pytest.param(v, id=f"{family}::{v['id']}") for v in load_family(VECTORS_DIR, family)]
+    return [pytest.param(v, id=f"{family}::{v['id']}") for v in load_family(VECTORS_ROOT, RELEASES, family)]
 
 
 # --------------------------------------------------------------------------------------------

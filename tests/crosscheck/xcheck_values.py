@@ -90,16 +90,34 @@ def _conv(t: Any, where: str, acc: PyValue) -> tuple[Any, int]:
             obj[key] = v  # insertion order kept for first occurrences
             depth = max(depth, d)
         return obj, 1 + depth
+    if kind == "nested":
+        # v1.1: `depth` single-element arrays or single-member objects {key: ...} around value.
+        depth = t["depth"]
+        if not (isinstance(depth, int) and depth >= 1 and t.get("container") in ("array", "object")):
+            raise VectorFormatError(f"{where}: nested needs container array/object and depth >= 1")
+        v, d = _conv(t["value"], where, acc)
+        for _ in range(depth):
+            v = [v] if t["container"] == "array" else {t["key"]: v}
+        return v, d + depth
     raise VectorFormatError(f"{where}: unknown TYPED type {kind!r}")
 
 
-def load_family(vectors_dir: Path, family: str) -> list[dict[str, Any]]:
-    """The vectors of `vectors/v1/<family>.json`, checked for the envelope fields we rely on."""
-    path = vectors_dir / f"{family}.json"
+def load_family(vectors_root: Path, releases: tuple[str, ...], family: str) -> list[dict[str, Any]]:
+    """The vectors of `<release>/<family>.json` for every release that has the family (v1 must),
+    checked for the envelope fields we rely on. Vectors whose expected answer is an error (inputs
+    the contract refuses) are left out: released Awa defines no such refusal to compare with."""
+    out: list[dict[str, Any]] = []
+    for i, release in enumerate(releases):
+        path = vectors_root / release / f"{family}.json"
+        if i > 0 and not path.is_file():
+            continue
+        out.extend(v for v in _load_file(path, family) if "error" not in v["expected"])
+    return out
+
+
+def _load_file(path: Path, family: str) -> list[dict[str, Any]]:
     if not path.is_file():
-        raise VectorFormatError(
-            f"{path}: missing; generate the v1 vectors (vectors/v1/{family}.json) before the cross-check"
-        )
+        raise VectorFormatError(f"{path}: missing; generate the vectors before the cross-check")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+#[cfg(feature = "maintainer")]
 use std::sync::OnceLock;
 
 use awa_conformance_core as core;
@@ -76,9 +77,7 @@ pub fn compare(vector: &Vector, actual: &Case) -> Result<(), Mismatch> {
 }
 
 fn leaf(j: &Json) -> String {
-    let mut s = crate::pretty::render(j);
-    s.truncate(s.trim_end().len());
-    s
+    j.to_serde().to_string()
 }
 
 fn diff(id: &str, path: &str, want: &Json, got: &Json) -> Result<(), Mismatch> {
@@ -126,6 +125,7 @@ pub fn content_id(
 }
 
 /// [`content_id`] for a generated vector's JSON members.
+#[cfg(feature = "maintainer")]
 pub(crate) fn content_id_json(
     family: Family,
     input: &Json,
@@ -224,6 +224,14 @@ pub enum IntegrityError {
         /// What differs.
         message: String,
     },
+    /// An erratum names no vector of an earlier release.
+    #[error("{file}: erratum for {id}: no vector of an earlier release has this ID; an erratum corrects an existing frozen vector: fix the ID")]
+    Erratum {
+        /// The errata file.
+        file: String,
+        /// The ID it names.
+        id: String,
+    },
     /// A file does not validate against its JSON Schema.
     #[error("{file}: {path}: {message} (JSON Schema {schema}); restore the file from git or regenerate with `awa-conformance vectors regenerate`")]
     Schema {
@@ -304,14 +312,14 @@ pub fn check_ids(set: &VectorSet) -> Result<(), IntegrityError> {
 
 /// Lowercase hex SHA-256 of `bytes`.
 #[must_use]
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(&Sha256::digest(bytes))
 }
 
 /// The manifest root: SHA-256 of `"<sha256>  <path>\n"` lines sorted by path (what
 /// `sha256sum $(ls *.json | grep -v manifest) | sha256sum` prints).
 #[must_use]
-pub fn root_sha256(entries: &[(String, String)]) -> String {
+pub(crate) fn root_sha256(entries: &[(String, String)]) -> String {
     let mut sorted: Vec<&(String, String)> = entries.iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let listing: String = sorted
@@ -321,13 +329,20 @@ pub fn root_sha256(entries: &[(String, String)]) -> String {
     sha256_hex(listing.as_bytes())
 }
 
-/// Check the manifest: one entry per family file, sorted, each SHA-256 and vector count equal
-/// to the file's, and the root hash.
+/// Check every loaded manifest: one entry per family file of its release, sorted, each SHA-256
+/// and vector count equal to the file's, the errata entry, the root hash, and that each
+/// `extends` pin equals the root of the loaded release it names.
 ///
 /// # Errors
 /// The first disagreement, naming the file.
 pub fn check_manifest(set: &VectorSet) -> Result<(), IntegrityError> {
-    let m = &set.manifest;
+    for m in set.manifests() {
+        check_one_manifest(set, m)?;
+    }
+    Ok(())
+}
+
+fn check_one_manifest(set: &VectorSet, m: &crate::Manifest) -> Result<(), IntegrityError> {
     let merr = |file: &str, message: String| IntegrityError::Manifest {
         file: file.to_owned(),
         message,
@@ -335,6 +350,7 @@ pub fn check_manifest(set: &VectorSet) -> Result<(), IntegrityError> {
     let mut names: Vec<(String, &crate::VectorFile)> = set
         .files
         .iter()
+        .filter(|f| f.release == m.vectors_version)
         .map(|f| (f.family.file_name(), f))
         .collect();
     names.sort_by(|a, b| a.0.cmp(&b.0));
@@ -343,7 +359,7 @@ pub fn check_manifest(set: &VectorSet) -> Result<(), IntegrityError> {
     if listed != want {
         return Err(merr(
             &m.path,
-            format!("lists {listed:?} but the set's files sorted by path are {want:?}"),
+            format!("lists {listed:?} but the release's files sorted by path are {want:?}"),
         ));
     }
     for (entry, (_, f)) in m.files.iter().zip(&names) {
@@ -369,11 +385,48 @@ pub fn check_manifest(set: &VectorSet) -> Result<(), IntegrityError> {
             ));
         }
     }
-    let pairs: Vec<(String, String)> = m
+    let mut pairs: Vec<(String, String)> = m
         .files
         .iter()
         .map(|e| (e.path.clone(), e.sha256.clone()))
         .collect();
+    let errata = set.errata.iter().find(|e| {
+        e.path.rsplit_once('/').map(|(d, _)| d) == m.path.rsplit_once('/').map(|(d, _)| d)
+    });
+    match (&m.errata, errata) {
+        (None, None) => {}
+        (Some(entry), Some(e)) => {
+            let actual = sha256_hex(e.text.as_bytes());
+            if entry.sha256 != actual {
+                return Err(merr(
+                    &e.path,
+                    format!(
+                        "SHA-256 is {actual} but {} records {}",
+                        m.path, entry.sha256
+                    ),
+                ));
+            }
+            if entry.errata != e.entries.len() {
+                return Err(merr(
+                    &e.path,
+                    format!(
+                        "holds {} errata but {} records {}",
+                        e.entries.len(),
+                        m.path,
+                        entry.errata
+                    ),
+                ));
+            }
+            pairs.push((entry.path.clone(), entry.sha256.clone()));
+        }
+        (Some(entry), None) => {
+            return Err(merr(
+                &m.path,
+                format!("lists {} but it was not loaded", entry.path),
+            ))
+        }
+        (None, Some(e)) => return Err(merr(&e.path, format!("is not listed in {}", m.path))),
+    }
     let root = root_sha256(&pairs);
     if root != m.root_sha256 {
         return Err(merr(
@@ -384,21 +437,76 @@ pub fn check_manifest(set: &VectorSet) -> Result<(), IntegrityError> {
             ),
         ));
     }
+    for pin in &m.extends {
+        let base = set
+            .manifests()
+            .find(|b| b.vectors_version == pin.vectors_version)
+            .ok_or_else(|| {
+                merr(
+                    &m.path,
+                    format!(
+                        "extends release {} ({}), which is not loaded",
+                        pin.vectors_version, pin.path
+                    ),
+                )
+            })?;
+        if base.root_sha256 != pin.root_sha256 {
+            return Err(merr(
+                &base.path,
+                format!(
+                    "root_sha256 is {} but {} pins release {} at {}: a frozen release was edited",
+                    base.root_sha256, m.path, pin.vectors_version, pin.root_sha256
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check that every erratum names a vector of the set, in a release older than the errata
+/// file's own (errata correct frozen vectors; a release's own vectors are simply written right).
+///
+/// # Errors
+/// The first erratum naming no such vector.
+pub fn check_errata(set: &VectorSet) -> Result<(), IntegrityError> {
+    for file in &set.errata {
+        let dir = file.path.rsplit_once('/').map_or("", |(d, _)| d);
+        for e in &file.entries {
+            let target = set.files.iter().find(|f| {
+                f.vectors.iter().any(|v| v.id == e.id)
+                    && f.path.rsplit_once('/').map_or("", |(d, _)| d) != dir
+            });
+            if target.is_none() {
+                return Err(IntegrityError::Erratum {
+                    file: file.path.clone(),
+                    id: e.id.clone(),
+                });
+            }
+        }
+    }
     Ok(())
 }
 
 /// `vectors/vector-file.schema.json`, embedded.
-pub const VECTOR_FILE_SCHEMA: &str = include_str!("../vector-file.schema.json");
+#[cfg(feature = "maintainer")]
+const VECTOR_FILE_SCHEMA: &str = include_str!("../vector-file.schema.json");
 /// `vectors/manifest.schema.json`, embedded.
-pub const MANIFEST_SCHEMA: &str = include_str!("../manifest.schema.json");
+#[cfg(feature = "maintainer")]
+const MANIFEST_SCHEMA: &str = include_str!("../manifest.schema.json");
+/// `vectors/errata.schema.json`, embedded.
+#[cfg(feature = "maintainer")]
+const ERRATA_SCHEMA: &str = include_str!("../errata.schema.json");
 
+#[cfg(feature = "maintainer")]
 type Compiled = Result<jsonschema::Validator, String>;
 
+#[cfg(feature = "maintainer")]
 fn compile(text: &str) -> Compiled {
     let schema: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())
 }
 
+#[cfg(feature = "maintainer")]
 fn validate(
     schema_name: &str,
     compiled: &'static Compiled,
@@ -423,8 +531,10 @@ fn validate(
     }
 }
 
-/// Validate every family file against `vectors/vector-file.schema.json` and the manifest
-/// against `vectors/manifest.schema.json`.
+#[cfg(feature = "maintainer")]
+/// Validate every family file against `vectors/vector-file.schema.json`, every manifest
+/// against `vectors/manifest.schema.json` and every errata file against
+/// `vectors/errata.schema.json`.
 ///
 /// # Errors
 /// The first file that does not validate.
@@ -441,22 +551,38 @@ pub fn check_schema(set: &VectorSet) -> Result<(), IntegrityError> {
         )?;
     }
     let manifest_schema = MANIFEST.get_or_init(|| compile(MANIFEST_SCHEMA));
-    validate(
-        "vectors/manifest.schema.json",
-        manifest_schema,
-        &set.manifest.path,
-        &set.manifest.json,
-    )
+    for m in set.manifests() {
+        validate(
+            "vectors/manifest.schema.json",
+            manifest_schema,
+            &m.path,
+            &m.json,
+        )?;
+    }
+    static ERRATA: OnceLock<Compiled> = OnceLock::new();
+    let errata_schema = ERRATA.get_or_init(|| compile(ERRATA_SCHEMA));
+    for e in &set.errata {
+        validate(
+            "vectors/errata.schema.json",
+            errata_schema,
+            &e.path,
+            &e.json,
+        )?;
+    }
+    Ok(())
 }
 
-/// [`check_schema`], [`check_manifest`] and [`check_ids`], in that order.
+/// `check_schema` (with the `maintainer` feature), [`check_manifest`], [`check_ids`] and
+/// [`check_errata`], in that order.
 ///
 /// # Errors
 /// The first failure.
 pub fn check_integrity(set: &VectorSet) -> Result<(), IntegrityError> {
+    #[cfg(feature = "maintainer")]
     check_schema(set)?;
     check_manifest(set)?;
-    check_ids(set)
+    check_ids(set)?;
+    check_errata(set)
 }
 
 impl fmt::Display for crate::model::Status {

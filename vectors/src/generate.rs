@@ -5,6 +5,7 @@ use awa_conformance_core as core;
 use awa_conformance_core::Value;
 
 use crate::check::{content_id_json, root_sha256, sha256_hex};
+use crate::load::{ERRATA_FILE, MANIFEST_FILE};
 use crate::model::{Case, Status, Vector};
 use crate::pretty::{render, Json};
 use crate::Family;
@@ -38,21 +39,60 @@ pub enum GenerateError {
     /// A documented released hazard no longer reproduces.
     #[error("hazard check failed: {0}; the core no longer matches released Awa")]
     Hazard(String),
+    /// A rejected-input case whose input does not decode, or that the core accepts.
+    #[error("{family} case {description:?}: {message}; fix the case definition in vectors/src/generate_v1_1.rs")]
+    Rejected {
+        /// The family.
+        family: Family,
+        /// The case's description.
+        description: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A later release reuses an ID of an earlier one.
+    #[error("{family}: case {description:?} has ID {id}, already published in an earlier release; IDs are never reused: change the case")]
+    Reused {
+        /// The family.
+        family: Family,
+        /// The reused ID.
+        id: String,
+        /// The case's description.
+        description: String,
+    },
 }
 
-struct Spec {
+pub(crate) enum SpecCase {
+    Computed(Result<Case, core::Error>),
+    Rejected(Result<Case, String>),
+}
+
+pub(crate) struct Spec {
     description: String,
     status: Status,
     tags: Vec<String>,
-    case: Result<Case, core::Error>,
+    case: SpecCase,
 }
 
-fn spec(description: impl Into<String>, tags: &[&str], case: Result<Case, core::Error>) -> Spec {
+pub(crate) fn spec(
+    description: impl Into<String>,
+    tags: &[&str],
+    case: Result<Case, core::Error>,
+) -> Spec {
     Spec {
         description: description.into(),
         status: Status::Normative,
         tags: tags.iter().map(|t| (*t).to_owned()).collect(),
-        case,
+        case: SpecCase::Computed(case),
+    }
+}
+
+/// A rejected-input case: `input` is run through the core, which must refuse it.
+pub(crate) fn rejected(description: &str, tags: &[&str], family: Family, input: Json) -> Spec {
+    Spec {
+        description: description.to_owned(),
+        status: Status::Normative,
+        tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+        case: SpecCase::Rejected(Case::rejected(family, input)),
     }
 }
 
@@ -65,7 +105,7 @@ fn id_of(family: Family, case: &Case) -> Result<String, core::Error> {
     content_id_json(family, &case.input_json(), &case.expected_json())
 }
 
-fn build(family: Family, specs: Vec<Spec>) -> Result<Vec<Vector>, GenerateError> {
+pub(crate) fn build(family: Family, specs: Vec<Spec>) -> Result<Vec<Vector>, GenerateError> {
     let mut out: Vec<Vector> = Vec::with_capacity(specs.len());
     for s in specs {
         let core_err = |source| GenerateError::Core {
@@ -73,7 +113,21 @@ fn build(family: Family, specs: Vec<Spec>) -> Result<Vec<Vector>, GenerateError>
             description: s.description.clone(),
             source,
         };
-        let case = s.case.clone().map_err(core_err)?;
+        let rejected_err = |message: String| GenerateError::Rejected {
+            family,
+            description: s.description.clone(),
+            message,
+        };
+        let case = match &s.case {
+            SpecCase::Computed(c) => c.clone().map_err(core_err)?,
+            SpecCase::Rejected(c) => {
+                let case = c.clone().map_err(rejected_err)?;
+                if matches!(&case, Case::Rejected(r) if r.error.is_none()) {
+                    return Err(rejected_err("the core accepts this input".to_owned()));
+                }
+                case
+            }
+        };
         let id = id_of(family, &case).map_err(core_err)?;
         if let Some(prev) = out.iter().find(|v| v.id == id) {
             return Err(GenerateError::DuplicateId {
@@ -92,6 +146,7 @@ fn build(family: Family, specs: Vec<Spec>) -> Result<Vec<Vector>, GenerateError>
             status: s.status,
             tags,
             case,
+            erratum: None,
         });
     }
     Ok(out)
@@ -99,7 +154,7 @@ fn build(family: Family, specs: Vec<Spec>) -> Result<Vec<Vector>, GenerateError>
 
 // ---- shared inputs ----
 
-fn patterned(len: usize, mul: usize, add: usize) -> Vec<u8> {
+pub(crate) fn patterned(len: usize, mul: usize, add: usize) -> Vec<u8> {
     // `% 256` keeps the value in u8 range; the pattern just has to be fixed and non-constant.
     (0..len).map(|i| ((i * mul + add) % 256) as u8).collect()
 }
@@ -905,7 +960,7 @@ fn family_description(family: Family) -> &'static str {
 ///
 /// # Errors
 /// A case definition the core rejects, two cases with one ID, or a lost released hazard.
-pub fn v1_vectors() -> Result<Vec<(Family, Vec<Vector>)>, GenerateError> {
+pub(crate) fn v1_vectors() -> Result<Vec<(Family, Vec<Vector>)>, GenerateError> {
     Family::ALL
         .iter()
         .map(|&family| {
@@ -926,8 +981,7 @@ pub fn v1_vectors() -> Result<Vec<(Family, Vec<Vector>)>, GenerateError> {
 }
 
 /// Render one family file (envelope + vectors) exactly as committed.
-#[must_use]
-pub fn render_file(family: Family, vectors: &[Vector]) -> String {
+fn render_family(family: Family, description: &str, vectors: &[Vector]) -> String {
     render(&Json::obj([
         ("format", Json::str("awa-conformance-vectors")),
         ("format_version", Json::Int(1)),
@@ -936,7 +990,7 @@ pub fn render_file(family: Family, vectors: &[Vector]) -> String {
             "contract_version",
             Json::Int(i64::from(core::CONTRACT_VERSION)),
         ),
-        ("description", Json::str(family_description(family))),
+        ("description", Json::str(description)),
         ("retired", Json::Arr(vec![])),
         (
             "vectors",
@@ -945,54 +999,141 @@ pub fn render_file(family: Family, vectors: &[Vector]) -> String {
     ]))
 }
 
-/// Render `manifest.json` for `(file name, contents, vector count)` entries.
-#[must_use]
-pub fn render_manifest(files: &[(String, String, usize)]) -> String {
+fn manifest_files(files: &[(String, String, usize)]) -> (Json, Vec<(String, String)>) {
     let mut sorted: Vec<&(String, String, usize)> = files.iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let entries: Vec<(String, String)> = sorted
         .iter()
         .map(|(p, t, _)| (p.clone(), sha256_hex(t.as_bytes())))
         .collect();
+    let listing = Json::Arr(
+        sorted
+            .iter()
+            .zip(&entries)
+            .map(|((p, _, n), (_, sha))| {
+                Json::obj([
+                    ("path", Json::str(p)),
+                    ("sha256", Json::str(sha)),
+                    ("vectors", Json::Int(i64::try_from(*n).unwrap_or(i64::MAX))),
+                ])
+            })
+            .collect(),
+    );
+    (listing, entries)
+}
+
+/// Render a v1 (format 1) `manifest.json` for `(file name, contents, vector count)` entries.
+#[must_use]
+pub fn render_manifest(files: &[(String, String, usize)]) -> String {
+    let (listing, entries) = manifest_files(files);
     render(&Json::obj([
         ("format", Json::str("awa-conformance-manifest")),
         ("format_version", Json::Int(1)),
         ("vectors_version", Json::Int(1)),
-        (
-            "files",
-            Json::Arr(
-                sorted
-                    .iter()
-                    .zip(&entries)
-                    .map(|((p, _, n), (_, sha))| {
-                        Json::obj([
-                            ("path", Json::str(p)),
-                            ("sha256", Json::str(sha)),
-                            ("vectors", Json::Int(i64::try_from(*n).unwrap_or(i64::MAX))),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
+        ("files", listing),
         ("root_sha256", Json::Str(root_sha256(&entries))),
     ]))
 }
 
-/// Every v1 file as `(file name, contents)`, family files in name order then `manifest.json`:
-/// what `awa-conformance vectors regenerate` writes and `--check` compares byte for byte.
-///
-/// # Errors
-/// See [`v1_vectors`].
-pub fn render_v1() -> Result<Vec<(String, String)>, GenerateError> {
+/// One generated release: its directory name (`v1`, `v1.1`) and `(file name, contents)`
+/// files, family files in name order, then `errata.json` (when any), then `manifest.json`.
+pub type RenderedRelease = (&'static str, Vec<(String, String)>);
+
+fn render_v1(v1: &[(Family, Vec<Vector>)]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut counted = Vec::new();
-    for (family, vectors) in v1_vectors()? {
-        let text = render_file(family, &vectors);
+    for (family, vectors) in v1 {
+        let text = render_family(*family, family_description(*family), vectors);
         counted.push((family.file_name(), text.clone(), vectors.len()));
         out.push((family.file_name(), text));
     }
-    out.push(("manifest.json".to_owned(), render_manifest(&counted)));
+    out.push((MANIFEST_FILE.to_owned(), render_manifest(&counted)));
+    out
+}
+
+fn render_v1_1(
+    v1: &[(Family, Vec<Vector>)],
+    v1_root: &str,
+) -> Result<Vec<(String, String)>, GenerateError> {
+    let published: std::collections::HashSet<&str> = v1
+        .iter()
+        .flat_map(|(_, vs)| vs.iter().map(|v| v.id.as_str()))
+        .collect();
+    let v11 = crate::generate_v1_1::v1_1_vectors()?;
+    let mut out = Vec::new();
+    let mut counted = Vec::new();
+    for (family, vectors) in &v11 {
+        if let Some(v) = vectors.iter().find(|v| published.contains(v.id.as_str())) {
+            return Err(GenerateError::Reused {
+                family: *family,
+                id: v.id.clone(),
+                description: v.description.clone(),
+            });
+        }
+        let text = render_family(
+            *family,
+            crate::generate_v1_1::family_description(*family),
+            vectors,
+        );
+        counted.push((family.file_name(), text.clone(), vectors.len()));
+        out.push((family.file_name(), text));
+    }
+    let (errata, count) = crate::generate_v1_1::errata(v1, &v11)?;
+    let errata_text = render(&errata);
+    let (listing, mut entries) = manifest_files(&counted);
+    let errata_sha = sha256_hex(errata_text.as_bytes());
+    entries.push((ERRATA_FILE.to_owned(), errata_sha.clone()));
+    let manifest = render(&Json::obj([
+        ("format", Json::str("awa-conformance-manifest")),
+        ("format_version", Json::Int(2)),
+        ("vectors_version", Json::str("1.1")),
+        (
+            "extends",
+            Json::Arr(vec![Json::obj([
+                ("vectors_version", Json::str("1")),
+                ("path", Json::str("../v1")),
+                ("root_sha256", Json::str(v1_root)),
+            ])]),
+        ),
+        ("files", listing),
+        (
+            "errata",
+            Json::obj([
+                ("path", Json::str(ERRATA_FILE)),
+                ("sha256", Json::Str(errata_sha)),
+                (
+                    "errata",
+                    Json::Int(i64::try_from(count).unwrap_or(i64::MAX)),
+                ),
+            ]),
+        ),
+        ("root_sha256", Json::Str(root_sha256(&entries))),
+    ]));
+    out.push((ERRATA_FILE.to_owned(), errata_text));
+    out.push((MANIFEST_FILE.to_owned(), manifest));
     Ok(out)
+}
+
+/// Every release as generated, oldest first: `v1` then `v1.1`. What `awa-conformance vectors
+/// regenerate` writes and `--check` compares byte for byte.
+///
+/// # Errors
+/// A case definition the core rejects, two cases with one ID (also across releases), or a
+/// lost released hazard.
+pub fn render_all() -> Result<Vec<RenderedRelease>, GenerateError> {
+    let v1 = v1_vectors()?;
+    let v1_files = render_v1(&v1);
+    let v1_root = v1_files
+        .last()
+        .and_then(|(_, t)| serde_json::from_str::<serde_json::Value>(t).ok())
+        .and_then(|m| {
+            m.get("root_sha256")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let v11 = render_v1_1(&v1, &v1_root)?;
+    Ok(vec![("v1", v1_files), ("v1.1", v11)])
 }
 
 /// The first difference between rendered files and files on disk (for `regenerate --check`).

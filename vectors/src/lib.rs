@@ -1,42 +1,45 @@
-//! The frozen v1 vectors of Awa's SQL producer contract: embedded files, a typed loader, the
-//! generator that wrote them, and the checks a runner needs (recompute with the core, content
-//! IDs, manifest hashes, JSON Schema).
+//! The frozen vectors of Awa's SQL producer contract (release v1 and the additive v1.1):
+//! embedded files, a typed loader, errata, and the checks a consumer needs (recompute with the
+//! core, content IDs, manifest hashes). The generator, the file pretty-printer and JSON Schema
+//! validation are behind the `maintainer` feature, which the runner enables.
 //!
-//! Format: `docs/adr/0002-vector-format.md`. Public API summary: `vectors/API.md`.
+//! Format: `docs/adr/0002-vector-format.md`; releases and errata: `docs/adr/0020-vector-releases.md`.
+//! Public API summary: `vectors/API.md`.
 
 mod check;
 mod family;
+#[cfg(feature = "maintainer")]
 mod generate;
-pub mod hex;
+#[cfg(feature = "maintainer")]
+mod generate_v1_1;
+mod hex;
 mod load;
 mod model;
 mod pretty;
+mod reject;
 mod typed;
 
+#[cfg(feature = "maintainer")]
+pub use check::check_schema;
 pub use check::{
-    check_ids, check_integrity, check_manifest, check_schema, check_vector, compare, content_id,
-    root_sha256, sha256_hex, IntegrityError, Mismatch, MANIFEST_SCHEMA, VECTOR_FILE_SCHEMA,
+    check_errata, check_ids, check_integrity, check_manifest, check_vector, compare, content_id,
+    IntegrityError, Mismatch,
 };
 pub use family::Family;
+#[cfg(feature = "maintainer")]
 pub use generate::{
-    diff_files, render_file, render_manifest, render_v1, v1_vectors, FileDiff, GenerateError,
+    diff_files, render_all, render_manifest, FileDiff, GenerateError, RenderedRelease,
 };
-pub use load::{v1, LoadError, Manifest, ManifestEntry, VectorFile, VectorSet, V1_FILES};
+pub use load::{
+    embedded, v1, Errata, ErrataEntry, Erratum, LoadError, Manifest, ManifestEntry, Pin,
+    VectorFile, VectorSet, EMBEDDED, V1_1_FILES, V1_FILES,
+};
 pub use model::{
     CanonicalJsonCase, Case, ConcurrencyDigestCase, ConcurrencyShardCase, MoveShardCase,
-    OrderingShardCase, PartitionCase, RoutingPrecedenceCase, Status, UniqueKeyCase,
+    OrderingShardCase, PartitionCase, RejectedCase, RoutingPrecedenceCase, Status, UniqueKeyCase,
     UniqueStatesCase, Vector,
 };
-pub use pretty::{render, Json};
-pub use typed::to_typed;
-
-/// Parse a typed JSON value (ADR 0002 "Typed JSON values") into a core value.
-///
-/// # Errors
-/// A message naming the JSON path below `path` and what is wrong.
-pub fn from_typed(
-    json: &serde_json::Value,
-    path: &str,
-) -> Result<awa_conformance_core::Value, String> {
-    typed::from_typed(json, path).map_err(|e| format!("{}: {}", e.path, e.message))
-}
+#[cfg(feature = "maintainer")]
+pub use pretty::render;
+pub use pretty::Json;
+pub use reject::{error_code, ERROR_CODES};

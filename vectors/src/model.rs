@@ -41,6 +41,9 @@ pub struct Vector {
     pub tags: Vec<String>,
     /// Input, intermediate layers and expected output.
     pub case: Case,
+    /// The reason of the erratum that corrected `description` / `tags` (the file keeps the
+    /// frozen text; see `vectors/v1.1/errata.json`), or `None`.
+    pub erratum: Option<String>,
 }
 
 /// The family-specific content of a vector.
@@ -64,6 +67,20 @@ pub enum Case {
     MoveShard(MoveShardCase),
     /// `unique_states`.
     UniqueStates(UniqueStatesCase),
+    /// An input the contract refuses (any family with a rejected form, v1.1 on).
+    Rejected(RejectedCase),
+}
+
+/// A rejected input: the producer must refuse it with the stable error code
+/// (`expected: {"error": "<code>"}`; the codes are [`crate::ERROR_CODES`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedCase {
+    /// The family whose function is given the input.
+    pub family: Family,
+    /// The `input` object, members in write order.
+    pub input: Json,
+    /// The error code the core raises for it (`None`: the core accepted the input).
+    pub error: Option<String>,
 }
 
 /// `canonical_json`: a typed value and its canonical bytes.
@@ -217,7 +234,24 @@ impl Case {
             Self::RoutingPrecedence(_) => Family::RoutingPrecedence,
             Self::MoveShard(_) => Family::MoveShard,
             Self::UniqueStates(_) => Family::UniqueStates,
+            Self::Rejected(c) => c.family,
         }
+    }
+
+    /// A rejected-input case for `family`: the core is run on `input` and the error code it
+    /// raises recorded (`error: None` when it accepts the input, which a generator must refuse).
+    ///
+    /// # Errors
+    /// The input does not decode as `family`'s input (a bug in the case definition).
+    pub fn rejected(family: Family, input: Json) -> Result<Self, String> {
+        let error = crate::reject::attempt(family, &input.to_serde())
+            .map_err(|f| format!("{}: {}", f.path, f.message))?
+            .map(str::to_owned);
+        Ok(Self::Rejected(RejectedCase {
+            family,
+            input,
+            error,
+        }))
     }
 
     /// A `canonical_json` case with outputs computed by the core.
@@ -391,6 +425,14 @@ impl Case {
             ),
             Self::MoveShard(c) => Self::move_shard(c.retained_shard, c.destination_width),
             Self::UniqueStates(c) => Ok(Self::unique_states(c.mask)),
+            Self::Rejected(c) => Ok(Self::Rejected(RejectedCase {
+                family: c.family,
+                input: c.input.clone(),
+                error: match crate::reject::attempt(c.family, &c.input.to_serde()) {
+                    Ok(code) => code.map(str::to_owned),
+                    Err(f) => Some(format!("(undecodable input: {}: {})", f.path, f.message)),
+                },
+            })),
         }
     }
 
@@ -431,6 +473,7 @@ impl Case {
                 ),
             ]),
             Self::UniqueStates(c) => Json::obj([("mask", Json::Int(i64::from(c.mask)))]),
+            Self::Rejected(c) => c.input.clone(),
         }
     }
 
@@ -462,7 +505,8 @@ impl Case {
             Self::CanonicalJson(_)
             | Self::RoutingPrecedence(_)
             | Self::MoveShard(_)
-            | Self::UniqueStates(_) => None,
+            | Self::UniqueStates(_)
+            | Self::Rejected(_) => None,
         }
     }
 
@@ -507,6 +551,7 @@ impl Case {
                     Json::Arr(c.states.iter().map(Json::str).collect()),
                 ),
             ]),
+            Self::Rejected(c) => Json::obj([("error", Json::opt_str(c.error.clone()))]),
         }
     }
 }
@@ -534,6 +579,52 @@ impl Vector {
 }
 
 // ---- parsing (file JSON → typed case) ----
+
+/// A rejected-input vector: `expected` is exactly `{"error": "<code>"}`, no intermediate, and
+/// the input decodes as the family's (the core's verdict is left to `check_vector`).
+fn parse_rejected(
+    family: Family,
+    input: Option<&serde_json::Value>,
+    intermediate: Option<&serde_json::Value>,
+    expected: Option<&serde_json::Value>,
+    error: &serde_json::Value,
+) -> FResult<Case> {
+    if intermediate.is_some() {
+        return Err(ferr(
+            "intermediate",
+            "a rejected-input vector has no intermediate layer; remove the member",
+        ));
+    }
+    if expected
+        .and_then(serde_json::Value::as_object)
+        .map(serde_json::Map::len)
+        != Some(1)
+    {
+        return Err(ferr(
+            "expected",
+            "a rejected-input vector's expected object has exactly one member, \"error\"",
+        ));
+    }
+    let code = error
+        .as_str()
+        .filter(|c| crate::reject::ERROR_CODES.contains(c))
+        .ok_or_else(|| {
+            ferr(
+                "expected.error",
+                format!(
+                    "{error} is not one of the error codes {:?}",
+                    crate::reject::ERROR_CODES
+                ),
+            )
+        })?;
+    let input = input.ok_or_else(|| ferr("input", "missing member \"input\""))?;
+    crate::reject::attempt(family, input)?;
+    Ok(Case::Rejected(RejectedCase {
+        family,
+        input: Json::from_serde(input),
+        error: Some(code.to_owned()),
+    }))
+}
 
 /// A field that does not decode: its JSON path inside the vector and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -745,6 +836,9 @@ pub(crate) fn parse_case(
         ));
     }
     let (i, m, e) = ("input", "intermediate", "expected");
+    if let Some(error) = expected.and_then(|x| x.get("error")) {
+        return parse_rejected(family, input, intermediate, expected, error);
+    }
     Ok(match family {
         Family::CanonicalJson => {
             let inp: CjIn = serde_part(input, i)?;

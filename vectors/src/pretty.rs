@@ -43,6 +43,7 @@ impl Json {
         s.map_or(Self::Null, Self::Str)
     }
 
+    #[cfg(feature = "maintainer")]
     fn is_nonempty_container(&self) -> bool {
         match self {
             Self::Arr(a) => !a.is_empty(),
@@ -53,6 +54,7 @@ impl Json {
 
     /// Written on one line: no member is a non-empty container, or the node is a typed-object
     /// member pair `["key", X]` whose X itself fits on one line.
+    #[cfg(feature = "maintainer")]
     fn is_flat(&self) -> bool {
         match self {
             Self::Arr(a) => match a.as_slice() {
@@ -61,6 +63,41 @@ impl Json {
             },
             Self::Obj(o) => !o.iter().any(|(_, v)| v.is_nonempty_container()),
             _ => true,
+        }
+    }
+
+    /// The same tree as a `serde_json` value (object members then sort by key).
+    #[must_use]
+    pub fn to_serde(&self) -> serde_json::Value {
+        match self {
+            Self::Null => serde_json::Value::Null,
+            Self::Bool(b) => serde_json::Value::Bool(*b),
+            Self::Int(i) => serde_json::Value::from(*i),
+            Self::Str(s) => serde_json::Value::String(s.clone()),
+            Self::Arr(a) => serde_json::Value::Array(a.iter().map(Self::to_serde).collect()),
+            Self::Obj(o) => serde_json::Value::Object(
+                o.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect(),
+            ),
+        }
+    }
+
+    /// A `serde_json` value as a tree (members in the parser's order; a number that is not an
+    /// i64 becomes its decimal text, which files never hold).
+    #[must_use]
+    pub fn from_serde(v: &serde_json::Value) -> Self {
+        match v {
+            serde_json::Value::Null => Self::Null,
+            serde_json::Value::Bool(b) => Self::Bool(*b),
+            serde_json::Value::Number(n) => n
+                .as_i64()
+                .map_or_else(|| Self::Str(n.to_string()), Self::Int),
+            serde_json::Value::String(s) => Self::Str(s.clone()),
+            serde_json::Value::Array(a) => Self::Arr(a.iter().map(Self::from_serde).collect()),
+            serde_json::Value::Object(o) => Self::Obj(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Self::from_serde(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -87,6 +124,7 @@ impl Json {
 /// and a one-line container (a typed-object member `["k", {"type": "int", "value": "5"}]`);
 /// any other container puts one member per line. Strings escape `"` `\`, the C0 controls (`\b \f \n \r \t`, else `\u00xx`), DEL and
 /// U+2028/U+2029 (as `\u007f`, `\u2028`, `\u2029`, lowercase hex); all other text is raw UTF-8.
+#[cfg(feature = "maintainer")]
 #[must_use]
 pub fn render(doc: &Json) -> String {
     let mut out = String::new();
@@ -95,6 +133,7 @@ pub fn render(doc: &Json) -> String {
     out
 }
 
+#[cfg(feature = "maintainer")]
 fn write_node(node: &Json, indent: usize, out: &mut String) {
     match node {
         Json::Null => out.push_str("null"),
@@ -150,12 +189,14 @@ fn write_node(node: &Json, indent: usize, out: &mut String) {
     }
 }
 
+#[cfg(feature = "maintainer")]
 fn pad(indent: usize, out: &mut String) {
     for _ in 0..indent {
         out.push_str("  ");
     }
 }
 
+#[cfg(feature = "maintainer")]
 fn write_str(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
@@ -176,7 +217,7 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "maintainer"))]
 mod tests {
     use super::*;
 

@@ -32,10 +32,61 @@ pub(crate) fn float_value_string(f: f64) -> String {
     }
 }
 
+/// A chain of at least this many single-element wrappers is written as one `nested` typed
+/// value (ADR 0020), so that a value 128 deep is not 256 levels of file JSON, beyond the depth
+/// limit of common parsers (serde_json: 127). v1's deepest value (32) stays in the plain form.
+pub(crate) const NEST_MIN: usize = 64;
+/// The largest `depth` a `nested` typed value may have.
+pub(crate) const NEST_MAX: usize = 4096;
+
+/// The chain of single-element wrappers of the same kind starting at `v`: (depth, key for
+/// objects, the value inside).
+fn chain(v: &Value) -> (usize, Option<&str>, &Value) {
+    let mut depth = 0;
+    let mut cur = v;
+    let key = match v {
+        Value::Object(m) if m.len() == 1 => m.first().map(|(k, _)| k.as_str()),
+        _ => None,
+    };
+    loop {
+        match (cur, key) {
+            (Value::Array(items), None) if items.len() == 1 => {
+                cur = items.first().unwrap_or(cur);
+            }
+            (Value::Object(m), Some(k))
+                if m.len() == 1 && m.first().is_some_and(|(x, _)| x == k) =>
+            {
+                cur = m.first().map_or(cur, |(_, x)| x);
+            }
+            _ => return (depth, key, cur),
+        }
+        depth += 1;
+    }
+}
+
 /// Encode a core value as typed JSON.
 #[must_use]
-pub fn to_typed(v: &Value) -> Json {
+pub(crate) fn to_typed(v: &Value) -> Json {
     let tv = |t: &str, value: Json| Json::obj([("type", Json::str(t)), ("value", value)]);
+    let (depth, key, inner) = chain(v);
+    if depth >= NEST_MIN {
+        let mut m = vec![
+            ("type".to_owned(), Json::str("nested")),
+            (
+                "container".to_owned(),
+                Json::str(if key.is_some() { "object" } else { "array" }),
+            ),
+        ];
+        if let Some(k) = key {
+            m.push(("key".to_owned(), Json::str(k)));
+        }
+        m.push((
+            "depth".to_owned(),
+            Json::Int(i64::try_from(depth).unwrap_or(i64::MAX)),
+        ));
+        m.push(("value".to_owned(), to_typed(inner)));
+        return Json::Obj(m);
+    }
     match v {
         Value::Null => Json::obj([("type", Json::str("null"))]),
         Value::Bool(b) => tv("bool", Json::Bool(*b)),
@@ -76,6 +127,7 @@ pub(crate) fn from_typed<'a>(j: &'a serde_json::Value, path: &str) -> Result<Val
     let allowed: &[&str] = match ty {
         "null" => &["type"],
         "float" => &["type", "value", "bits"],
+        "nested" => &["type", "container", "key", "depth", "value"],
         _ => &["type", "value"],
     };
     if let Some(extra) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -111,6 +163,36 @@ pub(crate) fn from_typed<'a>(j: &'a serde_json::Value, path: &str) -> Result<Val
             parse_float(text, bits_text).map_err(|m| err(path, m))
         }
         "string" => Ok(Value::String(need_str(value)?.to_owned())),
+        "nested" => {
+            let depth = obj
+                .get("depth")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|d| usize::try_from(d).ok())
+                .filter(|d| (1..=NEST_MAX).contains(d))
+                .ok_or_else(|| err(&format!("{path}.depth"), format!("must be an integer in 1..={NEST_MAX}")))?;
+            let key = obj.get("key");
+            let key = match obj.get("container").and_then(serde_json::Value::as_str) {
+                Some("array") if key.is_none() => None,
+                Some("object") => Some(
+                    key.and_then(serde_json::Value::as_str)
+                        .ok_or_else(|| err(path, "an object nest needs a string member \"key\""))?,
+                ),
+                _ => {
+                    return Err(err(
+                        &format!("{path}.container"),
+                        "must be \"array\" (without \"key\") or \"object\" (with \"key\")",
+                    ))
+                }
+            };
+            let mut v = from_typed(need(value)?, &vpath)?;
+            for _ in 0..depth {
+                v = match key {
+                    None => Value::Array(vec![v]),
+                    Some(k) => Value::Object(vec![(k.to_owned(), v)]),
+                };
+            }
+            Ok(v)
+        }
         "array" => {
             let items = need(value)?.as_array().ok_or_else(|| err(&vpath, "must be an array of typed values"))?;
             items.iter().enumerate().map(|(i, it)| from_typed(it, &format!("{vpath}[{i}]"))).collect::<Result<_, _>>().map(Value::Array)
@@ -127,7 +209,7 @@ pub(crate) fn from_typed<'a>(j: &'a serde_json::Value, path: &str) -> Result<Val
             }
             Ok(Value::Object(out))
         }
-        other => Err(err(path, format!("unknown type {other:?}: use null, bool, int, float, string, array or object"))),
+        other => Err(err(path, format!("unknown type {other:?}: use null, bool, int, float, string, array, object or nested"))),
     }
 }
 
@@ -210,6 +292,53 @@ mod tests {
         let Value::Object(m) = back else { panic!() };
         let Value::Float(f) = m[0].1 else { panic!() };
         assert!(f.is_sign_negative());
+    }
+
+    #[test]
+    fn long_wrapper_chains_use_the_nested_form_and_round_trip() {
+        let wrap = |n: usize, obj: bool| {
+            let mut v = Value::Int(7);
+            for _ in 0..n {
+                v = if obj {
+                    Value::Object(vec![("k".into(), v)])
+                } else {
+                    Value::Array(vec![v])
+                };
+            }
+            v
+        };
+        for (n, obj) in [
+            (63, false),
+            (64, false),
+            (129, false),
+            (64, true),
+            (200, true),
+        ] {
+            let v = wrap(n, obj);
+            let typed = to_typed(&v);
+            let text = crate::pretty::render(&typed);
+            assert_eq!(text.contains("\"nested\""), n >= NEST_MIN, "{n}");
+            assert_eq!(round_trip(&v), v, "{n} {obj}");
+        }
+        // A chain whose key changes is two chains.
+        let mixed = Value::Object(vec![("a".into(), wrap(70, true))]);
+        assert_eq!(round_trip(&mixed), mixed);
+    }
+
+    #[test]
+    fn bad_nested_forms_are_errors() {
+        let j = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+        let int = r#"{"type":"int","value":"1"}"#;
+        for bad in [
+            format!(r#"{{"type":"nested","container":"array","depth":0,"value":{int}}}"#),
+            format!(r#"{{"type":"nested","container":"array","depth":4097,"value":{int}}}"#),
+            format!(r#"{{"type":"nested","container":"array","key":"k","depth":3,"value":{int}}}"#),
+            format!(r#"{{"type":"nested","container":"object","depth":3,"value":{int}}}"#),
+            format!(r#"{{"type":"nested","container":"set","depth":3,"value":{int}}}"#),
+            r#"{"type":"nested","container":"array","depth":3}"#.to_owned(),
+        ] {
+            assert!(from_typed(&j(&bad), "p").is_err(), "{bad}");
+        }
     }
 
     #[test]

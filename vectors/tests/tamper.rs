@@ -8,8 +8,8 @@
 )]
 
 use awa_conformance_vectors::{
-    check_ids, check_manifest, check_schema, check_vector, diff_files, render_v1, IntegrityError,
-    LoadError, VectorFile, VectorSet, V1_FILES,
+    check_errata, check_ids, check_manifest, check_schema, check_vector, diff_files, render_all,
+    render_manifest, IntegrityError, LoadError, VectorFile, VectorSet, V1_1_FILES, V1_FILES,
 };
 
 /// The v1 texts with `name` replaced by `edit(text)`.
@@ -255,7 +255,7 @@ fn missing_field_and_unknown_field_are_load_errors() {
 
 #[test]
 fn regenerate_check_reports_first_differing_file_and_line() {
-    let rendered = render_v1().unwrap();
+    let rendered = render_all().unwrap().swap_remove(0).1;
     let d = diff_files(&rendered, |n| {
         let t = V1_FILES.iter().find(|(f, _)| *f == n).unwrap().1;
         Some(if n == "move_shard.json" {
@@ -272,5 +272,180 @@ fn regenerate_check_reports_first_differing_file_and_line() {
     assert_eq!(
         (d.file.as_str(), d.found.as_str()),
         ("canonical_json.json", "<missing file>")
+    );
+}
+
+/// v1 (edited by `v1_edit`, manifest re-rendered so v1 is self-consistent) plus v1.1 (edited
+/// by `v11_edit`).
+fn both(
+    v1_edit: impl Fn(&str, &str) -> String,
+    v11_edit: impl Fn(&str, &str) -> String,
+) -> Result<VectorSet, LoadError> {
+    let mut v1: Vec<(&str, String)> = V1_FILES.iter().map(|(n, t)| (*n, v1_edit(n, t))).collect();
+    let counted: Vec<(String, String, usize)> = v1
+        .iter()
+        .filter(|(n, _)| *n != "manifest.json")
+        .map(|(n, t)| {
+            let f = VectorFile::parse(n, None, t).unwrap();
+            ((*n).to_owned(), t.clone(), f.vectors.len())
+        })
+        .collect();
+    if let Some(m) = v1.iter_mut().find(|(n, _)| *n == "manifest.json") {
+        m.1 = render_manifest(&counted);
+    }
+    let v11: Vec<(&str, String)> = V1_1_FILES
+        .iter()
+        .map(|(n, t)| (*n, v11_edit(n, t)))
+        .collect();
+    let b1: Vec<(&str, &str)> = v1.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let b11: Vec<(&str, &str)> = v11.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    VectorSet::from_releases(&[("vectors/v1", &b1), ("vectors/v1.1", &b11)])
+}
+
+fn same(_: &str, t: &str) -> String {
+    t.to_owned()
+}
+
+#[test]
+fn untouched_releases_pass() {
+    let set = both(same, same).unwrap();
+    check_manifest(&set).unwrap();
+    check_errata(&set).unwrap();
+    check_ids(&set).unwrap();
+    check_schema(&set).unwrap();
+}
+
+#[test]
+fn a_consistently_edited_v1_breaks_the_pin_in_v1_1() {
+    // v1's own manifest is re-rendered, so only the v1.1 pin notices the change.
+    let set = both(
+        |n, t| {
+            if n == "partition.json" {
+                t.replacen("Released PartitionedQueue", "Released  PartitionedQueue", 1)
+            } else {
+                t.to_owned()
+            }
+        },
+        same,
+    )
+    .unwrap();
+    let e = check_manifest(&set).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("vectors/v1/manifest.json: root_sha256 is"),
+        "{msg}"
+    );
+    assert!(msg.contains("pins release 1 at ae61d3c9"), "{msg}");
+}
+
+#[test]
+fn an_erratum_naming_no_vector_fails_and_errata_are_hashed() {
+    let set = both(same, |n, t| {
+        if n == "errata.json" {
+            t.replacen("uk-426a7aea6bba", "uk-000000000000", 1)
+        } else {
+            t.to_owned()
+        }
+    })
+    .unwrap();
+    match check_errata(&set).unwrap_err() {
+        IntegrityError::Erratum { file, id } => {
+            assert_eq!(
+                (file.as_str(), id.as_str()),
+                ("vectors/v1.1/errata.json", "uk-000000000000")
+            );
+        }
+        e => panic!("unexpected {e}"),
+    }
+    let e = check_manifest(&set).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("vectors/v1.1/errata.json: SHA-256 is"),
+        "{e}"
+    );
+    // Not applied to any vector, and the real one is left uncorrected.
+    let (_, v) = set.find("uk-426a7aea6bba").unwrap();
+    assert!(v.erratum.is_none() && v.description.contains("23514"));
+}
+
+#[test]
+fn an_erratum_may_not_target_its_own_release() {
+    let own = V1_1_FILES
+        .iter()
+        .find(|(n, _)| *n == "move_shard.json")
+        .map(|(_, t)| {
+            VectorFile::parse("m", None, t).unwrap().vectors[0]
+                .id
+                .clone()
+        })
+        .unwrap();
+    let set = both(same, |n, t| {
+        if n == "errata.json" {
+            t.replacen("uk-426a7aea6bba", &own, 1)
+        } else {
+            t.to_owned()
+        }
+    })
+    .unwrap();
+    assert!(matches!(
+        check_errata(&set),
+        Err(IntegrityError::Erratum { .. })
+    ));
+}
+
+#[test]
+fn an_edited_error_code_is_caught() {
+    // Another valid code: the ID notices (it covers `expected`), and so does recomputation.
+    let set = both(same, |n, t| {
+        if n == "move_shard.json" {
+            t.replacen(
+                "\"error\": \"invalid_shard\"",
+                "\"error\": \"invalid_width\"",
+                1,
+            )
+        } else {
+            t.to_owned()
+        }
+    })
+    .unwrap();
+    assert!(matches!(
+        check_ids(&set),
+        Err(IntegrityError::IdMismatch { .. })
+    ));
+    let f = set
+        .files
+        .iter()
+        .rev()
+        .find(|f| f.family.file_name() == "move_shard.json")
+        .unwrap();
+    let m = check_vector(f.family, &f.vectors[0]).unwrap_err();
+    assert_eq!(
+        (m.field.as_str(), m.expected.as_str(), m.actual.as_str()),
+        ("expected.error", "\"invalid_width\"", "\"invalid_shard\"")
+    );
+    // An unknown code does not even load.
+    let e = both(same, |n, t| {
+        if n == "move_shard.json" {
+            t.replacen("\"error\": \"invalid_shard\"", "\"error\": \"nope\"", 1)
+        } else {
+            t.to_owned()
+        }
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("expected.error"), "{e}");
+}
+
+#[test]
+fn a_missing_v1_1_file_listed_in_its_manifest_is_a_load_error() {
+    let v1: Vec<(&str, &str)> = V1_FILES.to_vec();
+    let v11: Vec<(&str, &str)> = V1_1_FILES
+        .iter()
+        .copied()
+        .filter(|(n, _)| *n != "unique_key.json")
+        .collect();
+    let e = VectorSet::from_releases(&[("vectors/v1", &v1), ("vectors/v1.1", &v11)]).unwrap_err();
+    assert!(
+        e.to_string().starts_with("vectors/v1.1/unique_key.json"),
+        "{e}"
     );
 }

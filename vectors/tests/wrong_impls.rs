@@ -16,12 +16,25 @@ use awa_conformance_vectors::{
 };
 use sha2::{Digest, Sha256};
 
-/// Run `wrong` on every vector of `family`; return (vectors compared, vectors caught).
+/// Run `wrong` on every v1 vector of `family`; return (vectors compared, vectors caught).
 fn caught(family: Family, wrong: impl Fn(&Vector) -> Option<Case>) -> (usize, usize) {
-    let set = v1().unwrap();
+    caught_in(&v1().unwrap(), family, wrong)
+}
+
+/// The same over the vectors of `set` (every release it holds).
+fn caught_in(
+    set: &awa_conformance_vectors::VectorSet,
+    family: Family,
+    wrong: impl Fn(&Vector) -> Option<Case>,
+) -> (usize, usize) {
     let mut n = 0;
     let mut bad = 0;
-    for v in &set.file(family).unwrap().vectors {
+    for v in set
+        .files
+        .iter()
+        .filter(|f| f.family == family)
+        .flat_map(|f| &f.vectors)
+    {
         if let Some(actual) = wrong(v) {
             n += 1;
             if let Err(m) = compare(v, &actual) {
@@ -382,4 +395,50 @@ fn move_shard_without_mod_is_caught() {
         }))
     });
     assert!(bad > 100);
+}
+
+/// A BLAKE3 that only hashes the first 1024-byte chunk: v1 (pre-images up to 143 bytes)
+/// cannot see it; the v1.1 chunk-boundary vectors do.
+#[test]
+fn a_blake3_wrong_past_one_chunk_is_caught_only_by_v1_1() {
+    let wrong = |v: &Vector| match &v.case {
+        Case::UniqueKey(c) => {
+            let mut c = c.clone();
+            let first = &c.preimage[..c.preimage.len().min(1024)];
+            c.unique_key
+                .copy_from_slice(&blake3::hash(first).as_bytes()[..16]);
+            Some(Case::UniqueKey(c))
+        }
+        _ => None,
+    };
+    let (n1, bad1) = caught(Family::UniqueKey, wrong);
+    assert!(n1 > 0);
+    assert_eq!(bad1, 0, "v1 has no pre-image past one chunk");
+    let (n, bad) = caught_in(
+        &awa_conformance_vectors::embedded().unwrap(),
+        Family::UniqueKey,
+        wrong,
+    );
+    assert!(n > n1);
+    assert!(bad >= 6, "caught {bad}");
+}
+
+/// A router that accepts what the contract refuses (clamping widths, truncating long keys)
+/// fails every error vector it meets.
+#[test]
+fn an_implementation_that_accepts_refused_inputs_is_caught() {
+    let set = awa_conformance_vectors::embedded().unwrap();
+    let mut rejected = 0;
+    for (_, v) in set.iter() {
+        if let Case::Rejected(c) = &v.case {
+            rejected += 1;
+            let mut accepted = c.clone();
+            accepted.error = None;
+            assert!(compare(v, &Case::Rejected(accepted)).is_err(), "{}", v.id);
+            let mut other = c.clone();
+            other.error = Some("error".to_owned());
+            assert!(compare(v, &Case::Rejected(other)).is_err(), "{}", v.id);
+        }
+    }
+    assert!(rejected >= 10, "{rejected}");
 }

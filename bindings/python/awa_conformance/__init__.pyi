@@ -192,24 +192,29 @@ def parse_unique_states_bits(bits: str, /) -> int:
 # -- vectors -----------------------------------------------------------------------------
 
 def families() -> tuple[str, ...]:
-    """The vector families of the embedded v1 set, in file-name order."""
+    """The vector families of the embedded releases, in file-name order."""
 
 def vectors(family: str | None = None) -> list[dict[str, Any]]:
-    """The embedded v1 vectors of ``family`` (all families when None), as parsed JSON.
+    """The embedded vectors of ``family`` (all families when None), v1 then v1.1, as parsed JSON.
 
     Each dict is the vector object of ADR 0002 (id, description, status, tags, input,
-    intermediate, expected) plus a ``family`` key. Every call returns fresh copies.
-    Raises UnknownFamily (naming the valid families) for an unknown family.
+    intermediate, expected) plus ``family`` and ``release`` ("1", "1.1") keys. Descriptions and
+    tags are as corrected by the errata (ADR 0020); a corrected vector has an ``erratum`` key
+    with the reason. A vector whose ``expected`` is ``{"error": code}`` is an input the contract
+    refuses. Every call returns fresh copies. Raises UnknownFamily (naming the valid families)
+    for an unknown family.
     """
 
-def manifest() -> dict[str, Any]:
-    """The embedded v1 manifest: files with SHA-256 and vector counts, and ``root_sha256``."""
+def manifest(release: str | None = None) -> dict[str, Any]:
+    """The manifest of the newest embedded release (v1.1: files, errata, ``extends`` pinning
+    v1's root, ``root_sha256``), or of ``release`` ("1" or "1.1")."""
 
 def decode_typed(value: dict[str, Any]) -> Any:
     """An ADR 0002 typed JSON value → the Python value canonical_json accepts.
 
     null → None, float from its IEEE-754 ``bits`` (so -0.0 and NaN survive), object → dict
-    in member order (a duplicated key keeps its last value, as the core does).
+    in member order (a duplicated key keeps its last value, as the core does), ``nested``
+    (v1.1) → ``depth`` single-element lists or single-key dicts around the value.
     """
 
 # -- producer checks ---------------------------------------------------------------------

@@ -25,7 +25,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use awa_conformance_vectors::{Family, VectorSet};
+use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 use libtest_mimic::Trial;
 use serde_json::{json, Value as Json};
 
@@ -48,6 +48,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// How long the runner waits for its own reader and writer threads once the adapter's
 /// process group is gone (they end at once unless a process escaped the group).
 const THREAD_GRACE: Duration = Duration::from_secs(2);
+/// The capability an adapter declares to receive rejected-input vectors (`expected.error`),
+/// which it answers with `{"output":{"error":"<code>"}}` (docs/adapter-protocol.md).
+pub const ERRORS_CAPABILITY: &str = "errors";
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
@@ -160,15 +163,30 @@ struct Request {
     line: String,
 }
 
+/// Why the adapter is not sent `v` (an undeclared family, or a rejected input without the
+/// `errors` capability), or `None` when it is.
+fn not_declared(capabilities: &[String], family: Family, v: &Vector) -> Option<String> {
+    let has = |c: &str| capabilities.iter().any(|x| x == c);
+    if !has(family.as_str()) {
+        Some(format!("does not declare capability {family}"))
+    } else if matches!(v.case, VCase::Rejected(_)) && !has(ERRORS_CAPABILITY) {
+        Some(format!(
+            "does not declare capability {ERRORS_CAPABILITY} (vectors whose expected answer is an error)"
+        ))
+    } else {
+        None
+    }
+}
+
 fn requests(vectors: &VectorSet, capabilities: &[String]) -> Vec<Request> {
     let mut out = Vec::new();
     let mut seq = 0u64;
     for file in &vectors.files {
-        if !capabilities.iter().any(|c| c == file.family.as_str()) {
-            continue;
-        }
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
+            if not_declared(capabilities, file.family, v).is_some() {
+                continue;
+            }
             let input = raw
                 .and_then(|r| r.get(i))
                 .and_then(|r| r.get("input"))
@@ -715,22 +733,14 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
     }));
     for file in &vectors.files {
         let family: Family = file.family;
-        let declared = session
-            .hello
-            .capabilities
-            .iter()
-            .any(|c| c == family.as_str());
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
             let name = format!("{SUITE}::{family}::{}", v.id);
-            if !declared {
+            if let Some(why) = not_declared(&session.hello.capabilities, family, v) {
                 out.push(ctx.not_applicable(
                     SUITE,
                     name,
-                    format!(
-                        "adapter {} does not declare capability {family}",
-                        session.hello.name
-                    ),
+                    format!("adapter {} {why}", session.hello.name),
                 ));
                 continue;
             }
@@ -747,9 +757,17 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
                     Some(Answer::Skipped(reason)) => Ok(Verdict::NotApplicable(format!(
                         "skipped by the adapter: {reason}"
                     ))),
-                    Some(Answer::Error(msg)) => Err(CaseFailure::new(format!(
-                        "the adapter reported an error for a valid vector: {msg}"
-                    ))),
+                    Some(Answer::Error(msg)) => {
+                        Err(CaseFailure::new(match expected.get("error") {
+                            Some(code) => format!(
+                                "the adapter failed ({msg}) instead of refusing the input with \
+                             {{\"output\":{{\"error\":{code}}}}}"
+                            ),
+                            None => {
+                                format!("the adapter reported an error for a valid vector: {msg}")
+                            }
+                        }))
+                    }
                     None => Err(CaseFailure::harness(format!(
                         "no answer from the adapter: {}",
                         if session.problems.is_empty() {
@@ -885,6 +903,39 @@ mod tests {
         assert!(compare(&json!({"shard": 1}), &input, &json!({"shard": 2})).is_err());
         assert!(compare(&json!({"shard": 1}), &input, &json!({})).is_err());
         assert!(compare(&json!({"d": null}), &input, &json!({})).is_err());
+        // An expected-error vector: only the refusal with the same code passes.
+        let refused = json!({"error": "invalid_width"});
+        assert!(compare(&refused, &input, &json!({"error": "invalid_width"})).is_ok());
+        assert!(compare(&refused, &input, &json!({"error": "key_too_long"})).is_err());
+        assert!(compare(&refused, &input, &json!({"shard": 3})).is_err());
+    }
+
+    #[test]
+    fn expected_error_vectors_need_the_errors_capability() {
+        let set = awa_conformance_vectors::embedded().unwrap();
+        let (family, rejected) = set
+            .iter()
+            .find(|(_, v)| matches!(v.case, VCase::Rejected(_)))
+            .unwrap();
+        let (_, plain) = set
+            .iter()
+            .find(|(f, v)| *f == family && !matches!(v.case, VCase::Rejected(_)))
+            .unwrap();
+        let only_family = vec![family.as_str().to_owned()];
+        let with_errors = vec![family.as_str().to_owned(), ERRORS_CAPABILITY.to_owned()];
+        assert!(not_declared(&only_family, family, plain).is_none());
+        let why = not_declared(&only_family, family, rejected).unwrap();
+        assert!(why.contains(ERRORS_CAPABILITY), "{why}");
+        assert!(not_declared(&with_errors, family, rejected).is_none());
+        assert!(not_declared(&[ERRORS_CAPABILITY.to_owned()], family, rejected).is_some());
+        let sent = |caps: &[String]| {
+            requests(&set, caps)
+                .iter()
+                .filter(|r| r.id == rejected.id)
+                .count()
+        };
+        assert_eq!(sent(&only_family), 0);
+        assert_eq!(sent(&with_errors), 1);
     }
 }
 

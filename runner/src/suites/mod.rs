@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
-use awa_conformance_vectors::{check_ids, check_manifest, check_schema, VectorSet};
+use awa_conformance_vectors::{check_errata, check_ids, check_manifest, check_schema, VectorSet};
 use libtest_mimic::{ColorSetting, FormatSetting, Trial};
 
 use crate::cli::RunArgs;
@@ -43,8 +43,9 @@ use crate::report::{
     redact::redact_secrets, Provenance, Report, Summary, Targets, Verdict, NOT_AVAILABLE,
 };
 
-/// Load the vector set (embedded, or `--vectors-dir`) and verify its integrity: JSON Schema,
-/// then content IDs (so an edited vector is named), then the manifest hashes.
+/// Load the vector set (every embedded release, or `--vectors-dir`: a release directory with
+/// the releases it extends, or the vectors root) and verify its integrity: JSON Schema, then
+/// content IDs (so an edited vector is named), then the manifest hashes and pins, then errata.
 pub fn load_vectors(dir: Option<&Path>) -> Result<(VectorSet, String), Error> {
     let invalid = |detail: String| Error::VectorsInvalid { detail };
     let (set, source) = match dir {
@@ -53,13 +54,14 @@ pub fn load_vectors(dir: Option<&Path>) -> Result<(VectorSet, String), Error> {
             dir.display().to_string(),
         ),
         None => (
-            awa_conformance_vectors::v1().map_err(|e| invalid(e.to_string()))?,
+            awa_conformance_vectors::embedded().map_err(|e| invalid(e.to_string()))?,
             "embedded".to_owned(),
         ),
     };
     check_schema(&set).map_err(|e| invalid(e.to_string()))?;
     check_ids(&set).map_err(|e| invalid(e.to_string()))?;
     check_manifest(&set).map_err(|e| invalid(e.to_string()))?;
+    check_errata(&set).map_err(|e| invalid(e.to_string()))?;
     Ok((set, source))
 }
 

@@ -61,6 +61,19 @@ pub enum Gate {
 /// test, shown as *ignored* (never passed) when its database is missing; `AWA_REQUIRE_DB=1`
 /// turns that into a failure so a green CI run always means the DB tests ran.
 pub fn main_with(tests: Vec<(&'static str, Gate, fn())>) -> ! {
+    main_with_boxed(
+        tests
+            .into_iter()
+            .map(|(name, gate, f)| (name.to_owned(), gate, Box::new(f) as TestFn))
+            .collect(),
+    )
+}
+
+/// A test body of [`main_with_boxed`].
+pub type TestFn = Box<dyn FnOnce() + Send>;
+
+/// [`main_with`] for tests built at run time (names and bodies from a table).
+pub fn main_with_boxed(tests: Vec<(String, Gate, TestFn)>) -> ! {
     let args = libtest_mimic::Arguments::from_args();
     let trials = tests
         .into_iter()

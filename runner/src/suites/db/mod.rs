@@ -23,19 +23,23 @@
 
 mod catalog;
 mod function;
+pub mod levels;
 mod privilege;
 mod race;
 mod rejection;
 mod rotor;
 mod support;
 mod uniqueness;
+mod width;
 
 use std::sync::Arc;
 
 use awa_conformance_vectors::VectorSet;
 use libtest_mimic::Trial;
 
-use crate::outcome::{RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_SERVER_VERSION};
+use crate::outcome::{
+    RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_LEVEL, PROVENANCE_SERVER_VERSION,
+};
 use crate::pg::{Pg, PgError};
 use crate::schema_install::quote_ident;
 
@@ -152,6 +156,7 @@ pub fn preflight(
         PROVENANCE_CONTRACT_VERSION,
         setup.contract_version.to_string(),
     );
+    ctx.set_provenance(PROVENANCE_LEVEL, levels::level(&setup.capabilities));
     Ok(Arc::new(setup))
 }
 
@@ -185,6 +190,7 @@ pub fn trials(
         rejection::cases(),
         uniqueness::cases(),
         rotor::cases(),
+        width::cases(),
         race::cases(),
         privilege::cases(vectors),
     ]

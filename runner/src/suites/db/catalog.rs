@@ -3,8 +3,9 @@
 //! Preflight checks only what every other case depends on: the schema, exactly one
 //! `insert_job` with the ADR 0001 D7 signature (last argument `p_opts jsonb`) and result
 //! shape, `contract_version() = 1` and `contract_capabilities()`. The hardening rules of
-//! ADR-043 (SECURITY DEFINER, fixed search_path, no PUBLIC EXECUTE) are cases: a schema that
-//! breaks them is nonconformant, not unusable.
+//! ADR-043 (SECURITY DEFINER, the exact search_path, no PUBLIC EXECUTE, a bounded owner) are
+//! cases: a schema that breaks them is nonconformant, not unusable. So is a capability list
+//! that lacks part of the mandatory core (`core_capabilities`, docs/contract.md §12.1).
 
 use std::sync::Arc;
 

@@ -1,5 +1,10 @@
 //! `sql::rejection::*`: every contract and released validation error, with its exact SQLSTATE,
-//! DETAIL `code` (ZA*), message prefix / released message and HINT.
+//! DETAIL `code` and every DETAIL member the error table lists (ZA*), message prefix /
+//! released message and HINT; and the accepted side of each limit (lengths in characters, the
+//! bounds themselves, NULL arguments meaning their defaults, past and future `run_at`), each
+//! read back so the stored queue, priority and state are checked too. Cases come from every
+//! limit and rule the contract states: letter case, lengths, NULLs and near-misses, not only
+//! the obvious example.
 
 use std::sync::Arc;
 

@@ -1,4 +1,6 @@
-//! `sql::uniqueness::*`: the released claim rule through `insert_job` (awa-facts 1.5).
+//! `sql::uniqueness::*`: the released claim rule through `insert_job` (docs/contract.md §10,
+//! rule 6), checked when the database lists the optional uniqueness feature (`unique_key` and
+//! `unique_states`, §12.1).
 //!
 //! Each case uses a key unique to the run and case, inside a rolled-back transaction, so it
 //! neither sees nor leaves claims of anyone else. The empty key is global by nature: if the

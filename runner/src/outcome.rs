@@ -42,6 +42,8 @@ pub const PROVENANCE_SERVER_VERSION: &str = "server_version";
 pub const PROVENANCE_CONTRACT_VERSION: &str = "contract_version";
 /// Provenance key: which database the DB suite ran against (`dsn`, `embedded` or `none`).
 pub const PROVENANCE_DATABASE: &str = "database";
+/// Provenance key: the conformance level checked (docs/contract.md §12), e.g. `core+uniqueness`.
+pub const PROVENANCE_LEVEL: &str = "level";
 
 /// What happened to one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

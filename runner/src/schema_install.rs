@@ -20,7 +20,7 @@ use crate::pg::{Dsn, Pg, PgError};
 pub const MARK: &str = "created by awa-conformance schema install";
 
 /// The reference SQL files, in install order (file name, contents).
-pub const FILES: [(&str, &str); 5] = [
+pub const FILES: [(&str, &str); 6] = [
     (
         "001_schema_and_catalog.sql",
         include_str!("../../schema/001_schema_and_catalog.sql"),
@@ -40,6 +40,10 @@ pub const FILES: [(&str, &str); 5] = [
     (
         "005_producer_role.sql",
         include_str!("../../schema/005_producer_role.sql"),
+    ),
+    (
+        "006_function_owner.sql",
+        include_str!("../../schema/006_function_owner.sql"),
     ),
 ];
 

@@ -68,13 +68,14 @@ fn full_run_is_green_and_leaves_the_database_as_found() {
     let passed = cases_with(&report, "passed");
     let sql_passed = passed.iter().filter(|n| n.starts_with("sql::")).count();
     // Every suite ran: catalog, function (one per vector), rejection, uniqueness, rotor,
-    // race and privilege; nothing SQL was skipped or ignored on the reference schema.
+    // width, race and privilege; nothing SQL was skipped or ignored on the reference schema.
     for suite in [
         "catalog",
         "function",
         "rejection",
         "uniqueness",
         "rotor",
+        "width",
         "race",
         "privilege",
     ] {
@@ -97,6 +98,7 @@ fn full_run_is_green_and_leaves_the_database_as_found() {
         );
     }
     assert_eq!(report["provenance"]["contract_version"], "1");
+    assert_eq!(report["provenance"]["level"], "core+uniqueness+move_shard");
     let after = snapshot(&s);
     assert_eq!(
         before, after,
@@ -315,27 +317,74 @@ fn contract_v1_0_database_exits_5() {
     assert!(stderr.contains("schema install"), "{stderr}");
 }
 
-fn missing_capability_makes_cases_not_applicable() {
+fn missing_optional_capability_makes_cases_not_applicable() {
     let dsn = dsn();
     let s = Scratch::install(&dsn, "caps");
+    // The mandatory core only: uniqueness and move_shard are not advertised.
     s.sql(
         "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
-         $$ SELECT ARRAY['concurrency_digest', 'contract_1_1', 'job_routing']::text[] $$",
+         $$ SELECT ARRAY['concurrency_digest', 'concurrency_shard', 'contract_1_1', \
+            'expectations', 'job_routing', 'ordering_shard', 'routing_precedence']::text[] $$",
     );
-    let (out, report) = run_with_report(&s, &["sql::function::"]);
+    let (out, report) = run_with_report(&s, &["sql::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report["provenance"]["level"], "core");
     let na = cases_with(&report, "not_applicable");
+    for prefix in [
+        "sql::function::uk-",
+        "sql::uniqueness::",
+        "sql::race::",
+        "sql::width::move_shard_helper",
+        "sql::width::unique_states_bits_helper",
+    ] {
+        assert!(na.iter().any(|n| n.starts_with(prefix)), "{prefix}: {na:?}");
+    }
+    // Core cases are never excused.
     assert!(
-        na.iter().any(|n| n.starts_with("sql::function::os-")),
-        "{na:?}"
-    );
-    assert!(
-        na.iter().all(|n| !n.starts_with("sql::function::cd-")),
+        na.iter().all(|n| !n.starts_with("sql::function::os-")
+            && !n.starts_with("sql::function::cd-")
+            && !n.starts_with("sql::rotor::")),
         "{na:?}"
     );
     assert!(cases_with(&report, "passed")
         .iter()
-        .any(|n| n.starts_with("sql::function::cd-")));
+        .any(|n| n.starts_with("sql::function::os-")));
+}
+
+fn missing_core_capability_is_one_failure_and_checks_the_core_anyway() {
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "nocore");
+    s.sql(
+        "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
+         $$ SELECT ARRAY['concurrency_digest', 'unique_key']::text[] $$",
+    );
+    let (out, report) = run_with_report(&s, &["sql::"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = cases_with(&report, "failed");
+    assert_eq!(failed, vec!["sql::catalog::core_capabilities".to_owned()]);
+    let case = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sql::catalog::core_capabilities")
+        .unwrap();
+    let msg = case["message"].as_str().unwrap();
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    for cap in [
+        "concurrency_shard",
+        "expectations",
+        "job_routing",
+        "ordering_shard",
+        "routing_precedence",
+    ] {
+        assert!(msg.contains(cap), "{cap} not named: {msg}");
+    }
+    assert!(!msg.contains("concurrency_digest,"), "{msg}");
+    // The routing cases ran (and passed) although their capabilities are not listed.
+    let passed = cases_with(&report, "passed");
+    assert!(passed.iter().any(|n| n.starts_with("sql::function::os-")));
+    assert!(passed.iter().any(|n| n.starts_with("sql::function::uk-")));
+    assert_eq!(report["provenance"]["level"], "core+unique_key");
 }
 
 /// A session holding the liveness lock of run id `id` (as a live runner does) until dropped.
@@ -449,7 +498,8 @@ fn pretty_output_starts_with_a_provenance_line() {
     let p = &r["provenance"];
     let root = p["vectors_root_sha256"].as_str().unwrap();
     let want = format!(
-        "awa-conformance {} · vectors root {}…{} · server {} · contract v1 · database dsn (--dsn)",
+        "awa-conformance {} · vectors root {}…{} · server {} · contract v1 · database dsn (--dsn) \
+         · level core+uniqueness+move_shard",
         p["kit_version"].as_str().unwrap(),
         &root[..4],
         &root[root.len() - 4..],
@@ -520,9 +570,14 @@ fn main() {
             wrong_contract_version_exits_5,
         ),
         (
-            "missing_capability_makes_cases_not_applicable",
+            "missing_optional_capability_makes_cases_not_applicable",
             Gate::Dsn,
-            missing_capability_makes_cases_not_applicable,
+            missing_optional_capability_makes_cases_not_applicable,
+        ),
+        (
+            "missing_core_capability_is_one_failure_and_checks_the_core_anyway",
+            Gate::Dsn,
+            missing_core_capability_is_one_failure_and_checks_the_core_anyway,
         ),
         (
             "startup_sweeps_leftovers_of_killed_runs_only",

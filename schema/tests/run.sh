@@ -5,7 +5,8 @@
 # Needs: psql, python3 with psycopg; AWA_SCHEMA_TEST_DSN = a DSN of a scratch database for a
 # role that may create schemas and roles (superuser is simplest). Optional
 # AWA_SCHEMA_TEST_SCHEMA (default awa_conf_test; must match ^[A-Za-z_][A-Za-z0-9_]{0,50}$).
-# The test drops and recreates that schema and three roles named after it. The DSN is never
+# The test drops and recreates that schema and four roles named after it (the fourth, the
+# functions' owner, is created by 005). The DSN is never
 # echoed.
 set -euo pipefail
 
@@ -80,7 +81,7 @@ PGOPTIONS="-c client_min_messages=warning" pg -c "DROP SCHEMA IF EXISTS \"$schem
    -c "DROP SCHEMA IF EXISTS \"$upgrade\" CASCADE" \
    -c "DROP ROLE IF EXISTS \"$login\"" -c "DROP ROLE IF EXISTS \"$outsider\"" \
    -c "DROP ROLE IF EXISTS \"$producer_a\"" -c "DROP ROLE IF EXISTS \"$producer_b\"" \
-   -c "DROP ROLE IF EXISTS \"$producer\""
+   -c "DROP ROLE IF EXISTS \"$producer\"" -c "DROP ROLE IF EXISTS \"${schema}_owner\""
 
 echo "run.sh: install 1 (psql -f per file, one transaction)"
 args=()

@@ -69,6 +69,7 @@ fn properties(report: &Report) -> Vec<Property> {
         Property::new("server_version", p.server_version.as_str()),
         Property::new("contract_version", p.contract_version.as_str()),
         Property::new("database", p.database.as_str()),
+        Property::new("level", p.level.as_str()),
         Property::new("started_at", p.started_at.as_str()),
         Property::new("argv", p.argv.join(" ")),
         Property::new("verdict", report.verdict.as_str()),

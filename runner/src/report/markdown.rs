@@ -32,13 +32,14 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         md,
         "Kit {} (contract v{}), vectors `{}` ({}), server {}, server contract version {}, \
-         started {}.\n",
+         level checked `{}`, started {}.\n",
         p.kit_version,
         p.kit_contract_version,
         p.vectors_root_sha256,
         p.vectors_source,
         p.server_version,
         p.contract_version,
+        p.level,
         p.started_at
     );
     let _ = writeln!(md, "| status | cases |\n|---|---:|");

@@ -42,6 +42,8 @@ pub struct Provenance {
     pub contract_version: String,
     /// Database used (`dsn`, `embedded`, `none`), or `n/a`.
     pub database: String,
+    /// The conformance level checked (docs/contract.md §12), e.g. `core+uniqueness`, or `n/a`.
+    pub level: String,
     /// RFC 3339 UTC start time.
     pub started_at: String,
     /// Command line, with DSN passwords replaced by `***`.

@@ -35,7 +35,8 @@ use crate::exit;
 use crate::expected::ExpectedFailures;
 use crate::interrupt::StopReason;
 use crate::outcome::{
-    RunContext, Status, PROVENANCE_CONTRACT_VERSION, PROVENANCE_DATABASE, PROVENANCE_SERVER_VERSION,
+    RunContext, Status, PROVENANCE_CONTRACT_VERSION, PROVENANCE_DATABASE, PROVENANCE_LEVEL,
+    PROVENANCE_SERVER_VERSION,
 };
 use crate::pg::{Dsn, Pg};
 use crate::progress::Progress;
@@ -710,6 +711,7 @@ fn build_report(
         server_version: take(PROVENANCE_SERVER_VERSION),
         contract_version: take(PROVENANCE_CONTRACT_VERSION),
         database: take(PROVENANCE_DATABASE),
+        level: take(PROVENANCE_LEVEL),
         started_at,
         argv: argv.iter().map(|a| redact_secrets(a)).collect(),
         extra: provenance_extra,
@@ -749,10 +751,12 @@ fn provenance_line(ctx: &RunContext, root_sha256: &str) -> String {
         contract
     };
     format!(
-        "awa-conformance {} · vectors root {short} · server {} · contract {contract} · database {}",
+        "awa-conformance {} · vectors root {short} · server {} · contract {contract} · database {} \
+         · level {}",
         env!("CARGO_PKG_VERSION"),
         get(PROVENANCE_SERVER_VERSION),
         get(PROVENANCE_DATABASE),
+        get(PROVENANCE_LEVEL),
     )
 }
 

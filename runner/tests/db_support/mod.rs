@@ -61,6 +61,19 @@ pub enum Gate {
 /// test, shown as *ignored* (never passed) when its database is missing; `AWA_REQUIRE_DB=1`
 /// turns that into a failure so a green CI run always means the DB tests ran.
 pub fn main_with(tests: Vec<(&'static str, Gate, fn())>) -> ! {
+    main_with_boxed(
+        tests
+            .into_iter()
+            .map(|(name, gate, f)| (name.to_owned(), gate, Box::new(f) as TestFn))
+            .collect(),
+    )
+}
+
+/// A test body of [`main_with_boxed`].
+pub type TestFn = Box<dyn FnOnce() + Send>;
+
+/// [`main_with`] for tests built at run time (names and bodies from a table).
+pub fn main_with_boxed(tests: Vec<(String, Gate, TestFn)>) -> ! {
     let args = libtest_mimic::Arguments::from_args();
     let trials = tests
         .into_iter()
@@ -223,7 +236,10 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
 
 /// Spawn the binary with a clean database environment (no DATABASE_URL / PG*), plus `env`.
 pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Child {
-    let mut cmd = Command::new(BIN);
+    // AWA_CONFORMANCE_BIN: a copy of the binary, for long measurements that must not see a
+    // rebuild replace it midway (docs/kill-matrix.md).
+    let bin = std::env::var("AWA_CONFORMANCE_BIN").unwrap_or_else(|_| BIN.to_owned());
+    let mut cmd = Command::new(bin);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -4,9 +4,10 @@
 //! `insert_job` with the ADR 0001 D7 signature (last argument `p_opts jsonb`) and result
 //! shape, `contract_version() = 1` and `contract_capabilities()` listing `contract_1_1` (the
 //! revision this kit tests, ADR 0025: a v1.0 database returns raw keys from `job_routing`, so
-//! it is refused with the fix rather than run into a cascade of failures). The hardening rules of
-//! ADR-043 (SECURITY DEFINER, fixed search_path, no PUBLIC EXECUTE) are cases: a schema that
-//! breaks them is nonconformant, not unusable.
+//! it is refused with the fix rather than run into a cascade of failures). The hardening rules
+//! of ADR-043 (SECURITY DEFINER, the exact search_path, no PUBLIC EXECUTE, a bounded owner) are
+//! cases: a schema that breaks them is nonconformant, not unusable. So is a capability list
+//! that lacks part of the mandatory core (`core_capabilities`, docs/contract.md §12.1).
 
 use std::sync::Arc;
 
@@ -339,6 +340,69 @@ fn search_path(config: &[String]) -> Option<Vec<String>> {
     })
 }
 
+/// `<function>_owner_bounded`: the function runs as a dedicated NOLOGIN role with no role
+/// attributes and no memberships, which the producer role cannot act as (ADR-043; docs/adr
+/// 0033).
+async fn owner_bounded(
+    client: &Client,
+    db: &DbSetup,
+    function: &str,
+) -> Result<Verdict, CaseFailure> {
+    let row = client
+        .query_one(
+            include_str!("../../../sql/function_owner.sql"),
+            &[&db.schema, &function, &db.producer_role],
+        )
+        .await
+        .map_err(|e| {
+            query_fail(
+                db,
+                &format!("reading the owner of {}", regprocedure(db, function)),
+                &e,
+            )
+        })?;
+    let get_bool = |i: usize| -> Result<bool, CaseFailure> {
+        row.try_get(i)
+            .map_err(|e| CaseFailure::harness(format!("function_owner column {i}: {e}")))
+    };
+    let owner: String = row
+        .try_get(0)
+        .map_err(|e| CaseFailure::harness(format!("function_owner owner: {e}")))?;
+    let member_of: Vec<String> = row
+        .try_get(7)
+        .map_err(|e| CaseFailure::harness(format!("function_owner memberships: {e}")))?;
+    let got = json!({
+        "login": get_bool(1)?,
+        "superuser": get_bool(2)?,
+        "createrole": get_bool(3)?,
+        "createdb": get_bool(4)?,
+        "replication": get_bool(5)?,
+        "bypassrls": get_bool(6)?,
+        "member_of": member_of,
+        "producer_role_can_act_as_owner": get_bool(8)?,
+    });
+    let want = json!({
+        "login": false, "superuser": false, "createrole": false, "createdb": false,
+        "replication": false, "bypassrls": false, "member_of": [],
+        "producer_role_can_act_as_owner": false,
+    });
+    if got == want {
+        return Ok(Verdict::Passed);
+    }
+    Err(CaseFailure::mismatch(
+        format!(
+            "{} is owned by {}, which is not a bounded owner: ADR-043 asks for a dedicated \
+             NOLOGIN role without SUPERUSER, CREATEROLE, CREATEDB, REPLICATION or BYPASSRLS, \
+             member of no role, that the producer role cannot act as (`ALTER FUNCTION ... \
+             OWNER TO` such a role; the reference install creates awa_owner)",
+            regprocedure(db, function),
+            quote_ident(&owner)
+        ),
+        want,
+        got,
+    ))
+}
+
 pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
     vec![
         Case::new(
@@ -363,24 +427,30 @@ pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
         ),
         Case::new("catalog", &format!("{function}_search_path"), move |db| {
             let (_, config, _) = catalog(&db, async |c| hardening(c, &db, function).await)?;
-            let path = search_path(&config);
-            let ok = path.as_ref().is_some_and(|p| {
-                p.first().map(String::as_str) == Some("pg_catalog")
-                    && p.last().map(String::as_str) == Some("pg_temp")
-            });
-            if ok {
+            // docs/contract.md §10 gives the exact list: nothing a caller can create into
+            // (public, $user) may stand between the trusted schemas.
+            let want = vec![
+                "pg_catalog".to_owned(),
+                db.schema.clone(),
+                "pg_temp".to_owned(),
+            ];
+            if search_path(&config).as_ref() == Some(&want) {
                 Ok(Verdict::Passed)
             } else {
                 Err(CaseFailure::mismatch(
                     format!(
-                        "{} must SET search_path with pg_catalog first and pg_temp last \
-                         (ADR-043), so callers cannot shadow objects",
-                        regprocedure(&db, function)
+                        "{} must SET search_path = pg_catalog, {}, pg_temp exactly (ADR-043), \
+                         so callers cannot shadow objects",
+                        regprocedure(&db, function),
+                        db.s()
                     ),
-                    json!({"search_path": format!("pg_catalog, {}, pg_temp", db.schema)}),
+                    json!({"search_path": want}),
                     json!({"proconfig": config}),
                 ))
             }
+        }),
+        Case::new("catalog", &format!("{function}_owner_bounded"), move |db| {
+            catalog(&db, async |c| owner_bounded(c, &db, function).await)
         }),
         Case::new(
             "catalog",
@@ -415,6 +485,22 @@ pub(super) fn cases() -> Vec<Case> {
     );
     // No `contract_version` case: preflight reads `contract_version()` before any case runs
     // and stops the run with exit 5 on anything but v1, so such a case could never fail.
+    out.push(Case::new("catalog", "core_capabilities", |db| {
+        let missing = super::levels::missing_core(&db.capabilities);
+        if missing.is_empty() {
+            return Ok(Verdict::Passed);
+        }
+        Err(CaseFailure::mismatch(
+            format!(
+                "{}.contract_capabilities() lacks the mandatory {}: every database must have \
+                 and advertise the core (docs/contract.md §12); the core's cases ran anyway",
+                db.s(),
+                missing.join(", ")
+            ),
+            json!(super::levels::CORE),
+            json!(db.capabilities),
+        ))
+    }));
     out.push(Case::new("catalog", "capabilities_sorted_unique", |db| {
         let caps = &db.capabilities;
         let mut sorted = caps.clone();

@@ -22,6 +22,7 @@ use serde_json::json;
 
 use super::support::{
     hex, insert_and_read_all, rolled_back, set_widths, unique_name, width_queue, Case, Expect, Req,
+    FUTURE, PAST,
 };
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -131,8 +132,6 @@ async fn check_route(
     rc: &RouteCase,
     committed_base: Option<&str>,
 ) -> Result<(), CaseFailure> {
-    // Without the `expectations` capability the opts keys would be unknown (ZA002).
-    let with_opts = db.capabilities.iter().any(|c| c == "expectations");
     let base = match committed_base {
         Some(b) => b.to_owned(),
         None => {
@@ -144,24 +143,31 @@ async fn check_route(
     };
     // Each width is inserted once; every other width states all expectations in opts
     // (both paths are covered at every width parity; single-width vectors get both).
+    // `expectations` is in the mandatory core (docs/contract.md §12), so opts are always sent.
     let single = rc.expects.len() == 1;
     let mut plan: Vec<(usize, bool)> = Vec::with_capacity(rc.expects.len() + 1);
     for (i, e) in rc.expects.iter().enumerate() {
         if single {
             plan.push((i, false));
-            if with_opts {
-                plan.push((i, true));
-            }
+            plan.push((i, true));
         } else {
-            plan.push((i, with_opts && e.width % 2 == 0));
+            plan.push((i, e.width % 2 == 0));
         }
     }
     let reqs: Vec<Req> = plan
         .iter()
         .filter_map(|(i, opts)| {
             let e = rc.expects.get(*i)?;
+            // Priorities 1..=4 and run_at absent / past / future vary across the requests,
+            // so every stored priority and initial state is read back and compared too.
             let r = Req::on(&width_queue(&base, e.width))
-                .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref());
+                .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref())
+                .priority(1 + i16::from(e.width % 4));
+            let r = match e.width % 3 {
+                0 => r.run_at(FUTURE),
+                1 => r.run_at(PAST),
+                _ => r,
+            };
             Some(if *opts { r.opts(&e.opts()) } else { r })
         })
         .collect();

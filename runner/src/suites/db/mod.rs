@@ -24,6 +24,7 @@
 mod catalog;
 pub mod environment;
 mod function;
+pub mod levels;
 mod lifecycle;
 mod privilege;
 mod race;
@@ -33,13 +34,16 @@ mod rotor;
 mod support;
 pub mod sweep;
 mod uniqueness;
+mod width;
 
 use std::sync::Arc;
 
 use awa_conformance_vectors::VectorSet;
 use libtest_mimic::Trial;
 
-use crate::outcome::{RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_SERVER_VERSION};
+use crate::outcome::{
+    RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_LEVEL, PROVENANCE_SERVER_VERSION,
+};
 use crate::pg::{Pg, PgError};
 use crate::schema_install::quote_ident;
 
@@ -174,6 +178,7 @@ pub fn preflight(
         PROVENANCE_CONTRACT_VERSION,
         setup.contract_version.to_string(),
     );
+    ctx.set_provenance(PROVENANCE_LEVEL, levels::level(&setup.capabilities));
     Ok(Arc::new(setup))
 }
 
@@ -207,6 +212,7 @@ pub fn trials(
         rejection::cases(),
         uniqueness::cases(),
         rotor::cases(),
+        width::cases(),
         race::cases(),
         privilege::cases(vectors),
         lifecycle::cases(),

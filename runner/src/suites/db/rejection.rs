@@ -1,14 +1,19 @@
 //! `sql::rejection::*`: every contract and released validation error, with its exact SQLSTATE,
-//! DETAIL `code` (ZA*), message prefix / released message and HINT.
+//! DETAIL `code` and every DETAIL member the error table lists (ZA*), message prefix /
+//! released message and HINT; and the accepted side of each limit (lengths in characters, the
+//! bounds themselves, NULL arguments meaning their defaults, past and future `run_at`), each
+//! read back so the stored queue, priority and state are checked too. Cases come from every
+//! limit and rule the contract states: letter case, lengths, NULLs and near-misses, not only
+//! the obvious example.
 
 use std::sync::Arc;
 
 use awa_conformance_core::{concurrency_digest, concurrency_shard, Width};
-use serde_json::json;
+use serde_json::{json, Value as Json};
 
 use super::support::{
-    hex, insert, prepare, query_fail, rejection, rolled_back, set_widths, unique_name, width_queue,
-    Case, Req,
+    hex, insert, insert_and_read_all, prepare, query_fail, read, rejection, rolled_back,
+    set_widths, unique_name, width_queue, Case, Member, Req, FUTURE, PAST,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -43,8 +48,18 @@ const PRIORITY_MSG: &str = "priority must be between 1 and 4";
 const ATTEMPTS_MSG: &str = "max_attempts must be between 1 and 1000";
 const TAGS_MSG: &str = "job tags must contain at most 20 values";
 
+/// The three v1 `opts` keys (the `allowed` member of `unknown_opts_key`).
+const OPTS_KEYS: &[&str] = &[
+    "expected_concurrency_digest",
+    "expected_enqueue_shard",
+    "expected_route_source",
+];
+
 /// Build the request for a case: the queue (width 8) is given; the builder adjusts it.
 type Build = fn(Req) -> Req;
+
+/// The DETAIL members (besides `code`) a rejection must carry (schema/README.md error table).
+type Detail = fn() -> Vec<(&'static str, Member)>;
 
 fn shard_at_8(key: &[u8]) -> u8 {
     Width::new(8)
@@ -52,30 +67,126 @@ fn shard_at_8(key: &[u8]) -> u8 {
         .unwrap_or(0)
 }
 
-/// Insert one request on a width-8 queue and check the rejection.
-fn run(db: &Arc<DbSetup>, name: &str, build: Build, want: Want) -> Result<Verdict, CaseFailure> {
+fn digest_hex(key: &[u8]) -> Json {
+    json!(hex(&concurrency_digest(key)))
+}
+
+fn none() -> Vec<(&'static str, Member)> {
+    Vec::new()
+}
+
+fn mismatch(expected: Json, actual: Json) -> Vec<(&'static str, Member)> {
+    vec![
+        ("expected", Member::Eq(expected)),
+        ("actual", Member::Eq(actual)),
+    ]
+}
+
+fn unknown_key(key: &'static str) -> Vec<(&'static str, Member)> {
+    vec![
+        ("key", Member::Eq(json!(key))),
+        ("allowed", Member::Set(OPTS_KEYS)),
+    ]
+}
+
+fn invalid_value(key: &'static str) -> Vec<(&'static str, Member)> {
+    vec![
+        ("key", Member::Eq(json!(key))),
+        ("expected_type", Member::Text),
+    ]
+}
+
+fn too_long(field: &'static str) -> Vec<(&'static str, Member)> {
+    vec![
+        ("field", Member::Eq(json!(field))),
+        ("length", Member::Eq(json!(4097))),
+        ("max", Member::Eq(json!(4096))),
+    ]
+}
+
+fn not_object(actual_type: &'static str) -> Vec<(&'static str, Member)> {
+    vec![("actual_type", Member::Eq(json!(actual_type)))]
+}
+
+/// Insert one request on a width-8 queue and check the rejection and its DETAIL.
+fn run(
+    db: &Arc<DbSetup>,
+    name: &str,
+    build: Build,
+    want: Want,
+    detail: Detail,
+) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
         let req = build(Req::on(&width_queue(&base, 8)));
         let (st, _) = prepare(client, db).await?;
         let res = insert(client, &st, &req).await;
-        rejection(db, name, res)?.expect(name, want.sqlstate, want.code, want.message)?;
+        let rej = rejection(db, name, res)?;
+        rej.expect(name, want.sqlstate, want.code, want.message)?;
+        rej.expect_detail(name, &detail())?;
         Ok(Verdict::Passed)
     })
 }
 
-/// Insert one request that must be accepted (boundary values next to a rejection).
+/// Insert one request that must be accepted (boundary values next to a rejection), then read
+/// it back: queue, priority and initial state, returned and stored, must be as requested.
 fn run_accepted(db: &Arc<DbSetup>, name: &str, build: Build) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
         let req = build(Req::on(&width_queue(&base, 8)));
-        let (st, _) = prepare(client, db).await?;
-        insert(client, &st, &req)
+        insert_and_read_all(client, db, std::slice::from_ref(&req))
             .await
-            .map_err(|e| query_fail(db, &format!("{name} (must be accepted)"), &e))?;
+            .map_err(|f| CaseFailure {
+                message: format!("{name} (must be accepted): {}", f.message),
+                ..f
+            })?;
         Ok(Verdict::Passed)
+    })
+}
+
+/// Every argument but `p_kind` NULL: each means its default (§10 rule 1), read back.
+fn null_arguments(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
+    rolled_back(db, async |client| {
+        let row = client
+            .query_one(
+                &include_str!("../../../sql/insert_job_nulls.sql").replace("@S@", &db.s()),
+                &[],
+            )
+            .await
+            .map_err(|e| query_fail(db, "insert_job with every argument but p_kind NULL", &e))?;
+        let job_id: i64 = row
+            .try_get(0)
+            .map_err(|e| CaseFailure::new(format!("insert_job result job_id: {e}")))?;
+        let (_, rd) = prepare(client, db).await?;
+        let stored = read(client, &rd, job_id)
+            .await
+            .map_err(|e| query_fail(db, "job_routing", &e))?;
+        let returned = json!({
+            "queue": row.try_get::<_, Option<String>>(1).ok().flatten(),
+            "state": row.try_get::<_, Option<String>>(2).ok().flatten(),
+            "priority": row.try_get::<_, Option<i16>>(3).ok().flatten(),
+            "route_source": row.try_get::<_, Option<String>>(4).ok().flatten(),
+        });
+        let stored = json!({
+            "queue": stored.queue,
+            "state": stored.state,
+            "priority": stored.priority,
+            "route_source": stored.route_source,
+        });
+        let want = json!({
+            "queue": "default", "state": "available", "priority": 2, "route_source": "rotor",
+        });
+        if returned == want && stored == want {
+            return Ok(Verdict::Passed);
+        }
+        Err(CaseFailure::mismatch(
+            "NULL arguments must mean their defaults (queue 'default', priority 2, run_at now, \
+             opts {})",
+            want,
+            json!({"returned": returned, "stored": stored}),
+        ))
     })
 }
 
@@ -83,8 +194,16 @@ fn long_key() -> Vec<u8> {
     vec![b'k'; 4097]
 }
 
-fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
+/// One rejected request: name, request, error, DETAIL members, the capability it needs.
+type Rejected = (&'static str, Build, Want, Detail, Option<&'static str>);
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "one table of cases; each row is short and independent"
+)]
+fn rejected_cases() -> Vec<Rejected> {
     const MISMATCH: &str = "ZA001";
+    const EXP: Option<&str> = Some("expectations");
     vec![
         (
             "expected_digest_mismatch",
@@ -94,7 +213,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 )
             },
             contract(MISMATCH, "expected_concurrency_digest_mismatch"),
-            Some("expectations"),
+            || mismatch(digest_hex(b"tenant-2"), digest_hex(b"tenant-1")),
+            EXP,
         ),
         (
             "expected_digest_null_but_keyed",
@@ -103,7 +223,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_concurrency_digest": null}))
             },
             contract(MISMATCH, "expected_concurrency_digest_mismatch"),
-            Some("expectations"),
+            || mismatch(Json::Null, digest_hex(b"tenant-1")),
+            EXP,
         ),
         (
             "expected_digest_of_ordering_key_ignores_fallback",
@@ -114,7 +235,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_concurrency_digest": null}))
             },
             contract(MISMATCH, "expected_concurrency_digest_mismatch"),
-            Some("expectations"),
+            || mismatch(Json::Null, digest_hex(b"order-1")),
+            EXP,
         ),
         (
             "expected_shard_mismatch",
@@ -124,7 +246,29 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_enqueue_shard": wrong}))
             },
             contract(MISMATCH, "expected_enqueue_shard_mismatch"),
-            Some("expectations"),
+            || {
+                let right = shard_at_8(b"tenant-1");
+                mismatch(json!((right + 1) % 8), json!(right))
+            },
+            EXP,
+        ),
+        (
+            "expected_correct_digest_and_source_wrong_shard",
+            // Every other expectation right: the shard alone must still be compared.
+            |r| {
+                let wrong = (shard_at_8(b"tenant-1") + 3) % 8;
+                r.keys(None, Some(b"tenant-1")).opts(&json!({
+                    "expected_concurrency_digest": hex(&concurrency_digest(b"tenant-1")),
+                    "expected_enqueue_shard": wrong,
+                    "expected_route_source": "concurrency_key",
+                }))
+            },
+            contract(MISMATCH, "expected_enqueue_shard_mismatch"),
+            || {
+                let right = shard_at_8(b"tenant-1");
+                mismatch(json!((right + 3) % 8), json!(right))
+            },
+            EXP,
         ),
         (
             "expected_shard_out_of_range",
@@ -133,7 +277,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_enqueue_shard": 64}))
             },
             contract(MISMATCH, "expected_enqueue_shard_mismatch"),
-            Some("expectations"),
+            || mismatch(json!(64), json!(shard_at_8(b"tenant-1"))),
+            EXP,
         ),
         (
             "expected_route_source_mismatch",
@@ -142,7 +287,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_route_source": "concurrency_key"}))
             },
             contract(MISMATCH, "expected_route_source_mismatch"),
-            Some("expectations"),
+            || mismatch(json!("concurrency_key"), json!("ordering_key")),
+            EXP,
         ),
         (
             "expected_route_source_rotor_but_keyed",
@@ -151,12 +297,14 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_route_source": "rotor"}))
             },
             contract(MISMATCH, "expected_route_source_mismatch"),
-            Some("expectations"),
+            || mismatch(json!("rotor"), json!("concurrency_key")),
+            EXP,
         ),
         (
             "unknown_opts_key",
             |r| r.opts(&json!({"expected_shard": 1})),
             contract("ZA002", "unknown_opts_key"),
+            || unknown_key("expected_shard"),
             None,
         ),
         (
@@ -166,24 +314,39 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_route_source": "concurrency_key", "priority_hint": 1}))
             },
             contract("ZA002", "unknown_opts_key"),
+            || unknown_key("priority_hint"),
+            None,
+        ),
+        (
+            "unknown_opts_key_letter_case",
+            // Keys are case-sensitive: a known key in other letter case is unknown.
+            |r| {
+                r.keys(None, Some(b"tenant-1"))
+                    .opts(&json!({"Expected_Route_Source": "concurrency_key"}))
+            },
+            contract("ZA002", "unknown_opts_key"),
+            || unknown_key("Expected_Route_Source"),
             None,
         ),
         (
             "opts_not_object_array",
             |r| r.opts(&json!([])),
             contract("ZA002", "opts_not_object"),
+            || not_object("array"),
             None,
         ),
         (
             "opts_not_object_json_null",
             |r| r.opts(&json!(null)),
             contract("ZA002", "opts_not_object"),
+            || not_object("null"),
             None,
         ),
         (
             "opts_not_object_string",
             |r| r.opts(&json!("expected_enqueue_shard")),
             contract("ZA002", "opts_not_object"),
+            || not_object("string"),
             None,
         ),
         (
@@ -193,7 +356,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_enqueue_shard": "3"}))
             },
             contract("ZA005", "invalid_opts_value"),
-            Some("expectations"),
+            || invalid_value("expected_enqueue_shard"),
+            EXP,
         ),
         (
             "invalid_opts_value_shard_float",
@@ -202,7 +366,29 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_enqueue_shard": 1.5}))
             },
             contract("ZA005", "invalid_opts_value"),
-            Some("expectations"),
+            || invalid_value("expected_enqueue_shard"),
+            EXP,
+        ),
+        (
+            "invalid_opts_value_shard_integral_float",
+            // `3.0` is a float, not an integer (§10 opts table), even though it equals 3.
+            |r| {
+                r.keys(None, Some(b"t"))
+                    .opts(&json!({"expected_enqueue_shard": 3.0}))
+            },
+            contract("ZA005", "invalid_opts_value"),
+            || invalid_value("expected_enqueue_shard"),
+            EXP,
+        ),
+        (
+            "invalid_opts_value_shard_null",
+            |r| {
+                r.keys(None, Some(b"t"))
+                    .opts(&json!({"expected_enqueue_shard": null}))
+            },
+            contract("ZA005", "invalid_opts_value"),
+            || invalid_value("expected_enqueue_shard"),
+            EXP,
         ),
         (
             "invalid_opts_value_digest_uppercase",
@@ -212,7 +398,32 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 }))
             },
             contract("ZA005", "invalid_opts_value"),
-            Some("expectations"),
+            || invalid_value("expected_concurrency_digest"),
+            EXP,
+        ),
+        (
+            "invalid_opts_value_digest_63_hex",
+            |r| {
+                let mut h = hex(&concurrency_digest(b"t"));
+                h.pop();
+                r.keys(None, Some(b"t"))
+                    .opts(&json!({"expected_concurrency_digest": h}))
+            },
+            contract("ZA005", "invalid_opts_value"),
+            || invalid_value("expected_concurrency_digest"),
+            EXP,
+        ),
+        (
+            "invalid_opts_value_digest_66_hex",
+            // The right digest followed by one more byte: a near-miss past the 64 characters.
+            |r| {
+                let h = format!("{}00", hex(&concurrency_digest(b"t")));
+                r.keys(None, Some(b"t"))
+                    .opts(&json!({"expected_concurrency_digest": h}))
+            },
+            contract("ZA005", "invalid_opts_value"),
+            || invalid_value("expected_concurrency_digest"),
+            EXP,
         ),
         (
             "invalid_opts_value_digest_number",
@@ -221,7 +432,8 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_concurrency_digest": 7}))
             },
             contract("ZA005", "invalid_opts_value"),
-            Some("expectations"),
+            || invalid_value("expected_concurrency_digest"),
+            EXP,
         ),
         (
             "invalid_opts_value_route_source",
@@ -230,18 +442,38 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                     .opts(&json!({"expected_route_source": "shard"}))
             },
             contract("ZA005", "invalid_opts_value"),
-            Some("expectations"),
+            || invalid_value("expected_route_source"),
+            EXP,
+        ),
+        (
+            "invalid_opts_value_route_source_letter_case",
+            |r| {
+                r.keys(None, Some(b"t"))
+                    .opts(&json!({"expected_route_source": "Concurrency_Key"}))
+            },
+            contract("ZA005", "invalid_opts_value"),
+            || invalid_value("expected_route_source"),
+            EXP,
         ),
         (
             "ordering_key_too_long",
             |r| r.keys(Some(&long_key()), None),
             contract("ZA003", "key_too_long"),
+            || too_long("ordering_key"),
             None,
         ),
         (
             "concurrency_key_too_long",
             |r| r.keys(None, Some(&long_key())),
             contract("ZA003", "key_too_long"),
+            || too_long("concurrency_key"),
+            None,
+        ),
+        (
+            "concurrency_key_too_long_beside_ordering_key_at_limit",
+            |r| r.keys(Some(&[b'o'; 4096]), Some(&long_key())),
+            contract("ZA003", "key_too_long"),
+            || too_long("concurrency_key"),
             None,
         ),
         (
@@ -251,6 +483,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(KIND_MSG),
+            none,
             None,
         ),
         (
@@ -260,6 +493,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(KIND_MSG),
+            none,
             None,
         ),
         (
@@ -269,24 +503,31 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(QUEUE_MSG),
+            none,
+            None,
+        ),
+        (
+            "queue_too_long_counts_characters",
+            |mut r| {
+                r.queue = "é".repeat(201);
+                r
+            },
+            released(QUEUE_MSG),
+            none,
             None,
         ),
         (
             "priority_0",
-            |mut r| {
-                r.priority = 0;
-                r
-            },
+            |r| r.priority(0),
             released(PRIORITY_MSG),
+            none,
             None,
         ),
         (
             "priority_5",
-            |mut r| {
-                r.priority = 5;
-                r
-            },
+            |r| r.priority(5),
             released(PRIORITY_MSG),
+            none,
             None,
         ),
         (
@@ -296,6 +537,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(ATTEMPTS_MSG),
+            none,
             None,
         ),
         (
@@ -305,6 +547,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(ATTEMPTS_MSG),
+            none,
             None,
         ),
         (
@@ -314,6 +557,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(TAGS_MSG),
+            none,
             None,
         ),
         (
@@ -324,6 +568,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(PRIORITY_MSG),
+            none,
             None,
         ),
         (
@@ -334,6 +579,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r
             },
             released(KIND_MSG),
+            none,
             None,
         ),
         (
@@ -344,6 +590,7 @@ fn rejected_cases() -> Vec<(&'static str, Build, Want, Option<&'static str>)> {
                 r.opts(&json!({"bogus": true}))
             },
             released(PRIORITY_MSG),
+            none,
             None,
         ),
     ]
@@ -358,25 +605,41 @@ fn accepted_cases() -> Vec<(&'static str, Build)> {
             r.kind = "é".repeat(200);
             r
         }),
+        ("accepts_queue_of_200_characters", |mut r| {
+            // 200 characters, 400 bytes: the limit counts characters.
+            r.queue = "é".repeat(200);
+            r
+        }),
         ("accepts_20_tags", |mut r| {
             r.tags = (0..20).map(|i| format!("t{i}")).collect();
             r
         }),
-        ("accepts_priority_and_attempt_bounds", |mut r| {
-            r.priority = 4;
+        ("accepts_priority_4_and_max_attempts_1000", |mut r| {
             r.max_attempts = 1000;
-            r
+            r.priority(4)
+        }),
+        ("accepts_priority_1_and_max_attempts_1", |mut r| {
+            r.max_attempts = 1;
+            r.priority(1)
         }),
         ("accepts_empty_opts_object", |r| r.opts(&json!({}))),
+        ("past_run_at_stores_scheduled", |r| {
+            r.run_at(PAST).priority(3)
+        }),
+        ("future_run_at_stores_scheduled", |r| {
+            r.run_at(FUTURE).priority(1)
+        }),
     ]
 }
 
-/// The `sql::rejection::*` cases, plus `invalid_width` through the pure helpers.
+/// The `sql::rejection::*` cases.
 pub(super) fn cases() -> Vec<Case> {
     let mut out: Vec<Case> = rejected_cases()
         .into_iter()
-        .map(|(name, build, want, cap)| {
-            let c = Case::new("rejection", name, move |db| run(&db, name, build, want));
+        .map(|(name, build, want, detail, cap)| {
+            let c = Case::new("rejection", name, move |db| {
+                run(&db, name, build, want, detail)
+            });
             match cap {
                 Some(cap) => c.requires(cap),
                 None => c,
@@ -386,46 +649,10 @@ pub(super) fn cases() -> Vec<Case> {
     out.extend(accepted_cases().into_iter().map(|(name, build)| {
         Case::new("rejection", name, move |db| run_accepted(&db, name, build))
     }));
-    out.push(Case::new("rejection", "invalid_width", |db| {
-        rolled_back(&db, async |client| {
-            // The width helpers are optional surface: without them ZA004 is only reachable
-            // with a dropped CHECK, which a conformance run must not do to a live schema.
-            let helpers: i64 = client
-                .query_one(
-                    include_str!("../../../sql/width_helpers_count.sql"),
-                    &[&db.schema],
-                )
-                .await
-                .map_err(|e| query_fail(&db, "pg_proc", &e))?
-                .get(0);
-            if helpers < 2 {
-                return Ok(Verdict::NotApplicable(format!(
-                    "{}.concurrency_shard / ordering_shard helpers are not installed; ZA004 is \
-                     not reachable through insert_job while queue_meta's CHECK holds",
-                    db.s()
-                )));
-            }
-            let s = db.s();
-            for (sql, label) in [
-                (format!("SELECT {s}.concurrency_shard({s}.concurrency_digest('k'::bytea), 0)"), "concurrency_shard(width 0)"),
-                (format!("SELECT {s}.concurrency_shard({s}.concurrency_digest('k'::bytea), 65)"), "concurrency_shard(width 65)"),
-                (format!("SELECT {s}.ordering_shard('k'::bytea, 0)"), "ordering_shard(width 0)"),
-                (format!("SELECT {s}.ordering_shard('k'::bytea, -1)"), "ordering_shard(width -1)"),
-            ] {
-                client.batch_execute("SAVEPOINT w").await.map_err(|e| query_fail(&db, "SAVEPOINT", &e))?;
-                let res = client.query_one(&sql, &[]).await.map(|r| format!("{r:?}"));
-                let rej = rejection(&db, label, res)?;
-                client.batch_execute("ROLLBACK TO SAVEPOINT w").await.map_err(|e| query_fail(&db, "ROLLBACK TO SAVEPOINT", &e))?;
-                if rej.sqlstate != "ZA004" || rej.detail_code.as_deref() != Some("invalid_width") {
-                    return Err(CaseFailure::mismatch(
-                        format!("{label}: wrong rejection"),
-                        json!({"sqlstate": "ZA004", "detail.code": "invalid_width"}),
-                        json!({"sqlstate": rej.sqlstate, "detail.code": rej.detail_code, "message": rej.message}),
-                    ));
-                }
-            }
-            Ok(Verdict::Passed)
-        })
-    }));
+    out.push(Case::new(
+        "rejection",
+        "null_arguments_mean_defaults",
+        |db| null_arguments(&db),
+    ));
     out
 }

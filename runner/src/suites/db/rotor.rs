@@ -19,7 +19,6 @@ pub(super) fn cases() -> Vec<Case> {
         .iter()
         .map(|&w| {
             Case::new("rotor", &format!("unkeyed_width_{w}"), move |db| {
-                let with_opts = db.capabilities.iter().any(|c| c == "expectations");
                 rolled_back(&db, async |client| {
                     let base = unique_name(&db);
                     set_widths(client, &db, &base, &[w]).await?;
@@ -31,12 +30,11 @@ pub(super) fn cases() -> Vec<Case> {
                     };
                     let queue = width_queue(&base, w);
                     let mut reqs: Vec<Req> = (0..PER_WIDTH).map(|_| Req::on(&queue)).collect();
-                    if with_opts {
-                        reqs.push(Req::on(&queue).opts(&json!({
-                            "expected_route_source": "rotor",
-                            "expected_concurrency_digest": null,
-                        })));
-                    }
+                    // `expectations` is mandatory (docs/contract.md §12).
+                    reqs.push(Req::on(&queue).opts(&json!({
+                        "expected_route_source": "rotor",
+                        "expected_concurrency_digest": null,
+                    })));
                     for (i, (ins, stored)) in insert_and_read_all(client, &db, &reqs)
                         .await?
                         .iter()

@@ -22,7 +22,8 @@ pub(super) type Check = Box<dyn FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFail
 pub(super) struct Case {
     /// Full trial name, `sql::<suite>::<case>`.
     pub(crate) name: String,
-    /// Capabilities (`contract_capabilities()`) the case needs; missing → not applicable.
+    /// Capabilities (`contract_capabilities()`) the case needs. A missing optional one makes
+    /// the case not applicable; mandatory ones ([`super::levels::CORE`]) never do.
     pub(crate) requires: Vec<String>,
     /// The check.
     pub(crate) check: Check,
@@ -50,7 +51,8 @@ impl Case {
 }
 
 /// Turn a case into a trial: ignored without a database, not applicable when a required
-/// capability is missing, otherwise run.
+/// optional capability is missing, otherwise run. A mandatory capability missing from the
+/// list does not excuse a case: it runs, and `sql::catalog::core_capabilities` fails.
 pub(super) fn to_trial(
     ctx: &Arc<RunContext>,
     db: Option<&Arc<DbSetup>>,
@@ -63,7 +65,7 @@ pub(super) fn to_trial(
     let missing: Vec<&String> = case
         .requires
         .iter()
-        .filter(|c| !db.capabilities.contains(c))
+        .filter(|c| !super::levels::is_core(c) && !db.capabilities.contains(c))
         .collect();
     if !missing.is_empty() {
         let reason = format!(
@@ -203,6 +205,11 @@ pub(super) fn width_queue(base: &str, width: u8) -> String {
     format!("{base}_w{width}")
 }
 
+/// A `run_at` far in the future: the job starts `scheduled`.
+pub(super) const FUTURE: &str = "2999-01-01T00:00:00Z";
+/// A `run_at` in the past: the job still starts `scheduled` (§10 rule 3, as released).
+pub(super) const PAST: &str = "2000-01-01T00:00:00Z";
+
 /// One `insert_job` call with every argument explicit.
 #[derive(Debug, Clone)]
 pub(super) struct Req {
@@ -252,6 +259,27 @@ impl Req {
         self
     }
 
+    /// Schedule the job far in the future (state `scheduled`) or in the past (`available`).
+    pub(crate) fn run_at(mut self, at: &str) -> Self {
+        self.run_at = Some(at.to_owned());
+        self
+    }
+
+    pub(crate) fn priority(mut self, priority: i16) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// The initial state §10 rule 3 gives this request (contract v1.1, as released):
+    /// `scheduled` whenever `run_at` is given, even in the past, else `available`.
+    pub(crate) fn expected_state(&self) -> &'static str {
+        if self.run_at.is_some() {
+            "scheduled"
+        } else {
+            "available"
+        }
+    }
+
     pub(crate) fn unique(mut self, key: Option<&[u8]>, states: Option<&str>) -> Self {
         self.unique_key = key.map(<[u8]>::to_vec);
         self.unique_states = states.map(str::to_owned);
@@ -285,6 +313,8 @@ pub(super) struct Stored {
     pub(crate) ordering_key_digest: Option<Vec<u8>>,
     pub(crate) unique_key: Option<Vec<u8>>,
     pub(crate) unique_states: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) priority: Option<i16>,
 }
 
 /// The insert statement (README "prepared-statement form", text-cast parameters).
@@ -371,6 +401,8 @@ pub(super) async fn read(
         ordering_key_digest: row.try_get(5)?,
         unique_key: row.try_get(6)?,
         unique_states: row.try_get(7)?,
+        state: row.try_get(8)?,
+        priority: row.try_get(9)?,
     })
 }
 
@@ -414,7 +446,9 @@ pub(super) async fn insert_and_read_all(
     Ok(out)
 }
 
-/// The job's queue, priority and ordering key (as its digest) come back as requested.
+/// The job's queue, priority, initial state and ordering key (as its digest, contract v1.1)
+/// come back exactly as requested, both in the result of `insert_job` and as stored (read back
+/// through `job_routing`).
 fn check_stored_request(r: &Req, i: &Inserted, s: &Stored) -> Result<(), CaseFailure> {
     let requested_digest = r
         .ordering_key
@@ -423,16 +457,19 @@ fn check_stored_request(r: &Req, i: &Inserted, s: &Stored) -> Result<(), CaseFai
     let want = json!({
         "queue": r.queue,
         "priority": r.priority,
+        "state": r.expected_state(),
         "ordering_key_digest_hex": requested_digest,
     });
     let returned = json!({
         "queue": i.queue,
         "priority": i.priority,
+        "state": i.state,
         "ordering_key_digest_hex": requested_digest,
     });
     let stored = json!({
         "queue": s.queue,
-        "priority": i.priority,
+        "priority": s.priority,
+        "state": s.state,
         "ordering_key_digest_hex": opt_hex(s.ordering_key_digest.as_deref()),
     });
     if returned == want && stored == want {
@@ -440,7 +477,7 @@ fn check_stored_request(r: &Req, i: &Inserted, s: &Stored) -> Result<(), CaseFai
     }
     Err(CaseFailure::mismatch(
         format!(
-            "job {}: queue, priority or ordering key not kept as requested",
+            "job {}: queue, priority, state or ordering key not kept as requested",
             i.job_id
         ),
         want,
@@ -545,8 +582,46 @@ pub(super) struct Rejection {
     pub(crate) sqlstate: String,
     pub(crate) message: String,
     pub(crate) detail_code: Option<String>,
+    /// The whole DETAIL, when it is JSON.
+    pub(crate) detail: Option<Json>,
     pub(crate) constraint: Option<String>,
     pub(crate) hint: Option<String>,
+}
+
+/// What one DETAIL member of a contract error must be (schema/README.md error table).
+#[derive(Debug, Clone)]
+pub(super) enum Member {
+    /// Exactly this JSON value.
+    Eq(Json),
+    /// An array holding exactly these strings, in any order.
+    Set(&'static [&'static str]),
+    /// A non-empty string (free text such as `expected_type`).
+    Text,
+}
+
+impl Member {
+    fn holds(&self, got: Option<&Json>) -> bool {
+        match (self, got) {
+            (Self::Eq(want), Some(g)) => want == g,
+            (Self::Set(want), Some(Json::Array(g))) => {
+                let mut got: Vec<&str> = g.iter().filter_map(Json::as_str).collect();
+                let mut want = want.to_vec();
+                got.sort_unstable();
+                want.sort_unstable();
+                got.len() == g.len() && got == want
+            }
+            (Self::Text, Some(Json::String(s))) => !s.trim().is_empty(),
+            _ => false,
+        }
+    }
+
+    fn describe(&self) -> Json {
+        match self {
+            Self::Eq(v) => v.clone(),
+            Self::Set(v) => json!({"any order": v}),
+            Self::Text => json!("(a non-empty string)"),
+        }
+    }
 }
 
 /// Turn an insert outcome into the rejection it raised (or a failure saying it succeeded).
@@ -561,14 +636,17 @@ pub(super) fn rejection<T: std::fmt::Debug>(
         ))),
         Err(e) => match e.as_db_error() {
             Some(d) if !is_harness_error(&e) => {
-                let detail_code = d
+                let detail = d
                     .detail()
-                    .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                    .and_then(|t| serde_json::from_str::<Json>(t).ok());
+                let detail_code = detail
+                    .as_ref()
                     .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
                 Ok(Rejection {
                     sqlstate: d.code().code().to_owned(),
                     message: d.message().to_owned(),
                     detail_code,
+                    detail,
                     constraint: d.constraint().map(str::to_owned),
                     hint: d.hint().map(str::to_owned),
                 })
@@ -579,6 +657,34 @@ pub(super) fn rejection<T: std::fmt::Debug>(
 }
 
 impl Rejection {
+    /// Check the DETAIL members besides `code` that the error table lists for this error.
+    pub(crate) fn expect_detail(
+        &self,
+        what: &str,
+        members: &[(&'static str, Member)],
+    ) -> Result<(), CaseFailure> {
+        let bad: Vec<&str> = members
+            .iter()
+            .filter(|(k, m)| !m.holds(self.detail.as_ref().and_then(|d| d.get(*k))))
+            .map(|(k, _)| *k)
+            .collect();
+        if bad.is_empty() {
+            return Ok(());
+        }
+        let want: serde_json::Map<String, Json> = members
+            .iter()
+            .map(|(k, m)| ((*k).to_owned(), m.describe()))
+            .collect();
+        Err(CaseFailure::mismatch(
+            format!(
+                "{what}: DETAIL member(s) {} missing or wrong (the error table lists them)",
+                bad.join(", ")
+            ),
+            Json::Object(want),
+            json!({"detail": self.detail, "sqlstate": self.sqlstate}),
+        ))
+    }
+
     /// Check SQLSTATE (+ DETAIL `code` for contract errors, + message for released ones).
     pub(crate) fn expect(
         &self,

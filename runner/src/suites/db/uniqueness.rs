@@ -1,4 +1,6 @@
-//! `sql::uniqueness::*`: the released claim rule through `insert_job` (docs/released-awa.md R7).
+//! `sql::uniqueness::*`: the released claim rule through `insert_job` (docs/contract.md §10,
+//! rule 6; docs/released-awa.md R7), checked when the database lists the optional uniqueness
+//! feature (`unique_key` and `unique_states`, §12.1).
 //!
 //! Each case uses a key unique to the run and case, inside a rolled-back transaction, so it
 //! neither sees nor leaves claims of anyone else. The empty key is global by nature: if the
@@ -11,7 +13,7 @@ use tokio_postgres::{Client, Statement};
 
 use super::support::{
     hex, insert, prepare, query_fail, read, rejection, rolled_back, unique_bytes, unique_name,
-    Case, Inserted, Req,
+    Case, Inserted, Req, FUTURE,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -19,7 +21,6 @@ use crate::outcome::{CaseFailure, Verdict};
 const ALL_STATES: &str = "11111111";
 /// Released default mask (`0b0001_1111` → scheduled..retryable).
 const DEFAULT_STATES: &str = "11111000";
-const FUTURE: &str = "2999-01-01T00:00:00Z";
 
 /// One insert inside a savepoint, so an expected error leaves the transaction usable.
 async fn attempt(
@@ -85,6 +86,8 @@ type Body = for<'a> fn(
     Box<dyn std::future::Future<Output = Result<Verdict, CaseFailure>> + 'a>,
 >;
 
+/// A case of the optional uniqueness feature (docs/contract.md §12: `unique_key` and
+/// `unique_states`).
 fn case(name: &'static str, body: Body) -> Case {
     Case::new("uniqueness", name, move |db| {
         rolled_back(&db, async |client| {
@@ -92,6 +95,8 @@ fn case(name: &'static str, body: Body) -> Case {
             body(client, &ins, &rd, &db).await
         })
     })
+    .requires("unique_key")
+    .requires("unique_states")
 }
 
 /// The `sql::uniqueness::*` cases.
@@ -135,8 +140,9 @@ pub(super) fn cases() -> Vec<Case> {
             Box::pin(async move {
                 let key = unique_bytes(db, "sched");
                 let q = unique_name(db);
-                let mut scheduled = Req::on(&q).unique(Some(&key), Some("01111000"));
-                scheduled.run_at = Some(FUTURE.to_owned());
+                let scheduled = Req::on(&q)
+                    .unique(Some(&key), Some("01111000"))
+                    .run_at(FUTURE);
                 let job = must_insert(c, ins, db, &scheduled, "scheduled insert").await?;
                 if job.state.as_deref() != Some("scheduled") {
                     return Err(CaseFailure::mismatch(
@@ -168,6 +174,33 @@ pub(super) fn cases() -> Vec<Case> {
                 Ok(Verdict::Passed)
             })
         }),
+        case(
+            "scheduled_with_scheduled_bit_takes_claim",
+            |c, ins, _, db| {
+                Box::pin(async move {
+                    // Only the scheduled bit: a future job claims the key, a second one collides,
+                    // and a job that starts available (bit unset) takes no claim.
+                    let key = unique_bytes(db, "schedbit");
+                    let q = unique_name(db);
+                    let scheduled = Req::on(&q)
+                        .unique(Some(&key), Some("10000000"))
+                        .run_at(FUTURE);
+                    let job = must_insert(c, ins, db, &scheduled, "scheduled insert").await?;
+                    if job.state.as_deref() != Some("scheduled") {
+                        return Err(CaseFailure::mismatch(
+                            "run_at in the future must give state scheduled",
+                            json!("scheduled"),
+                            json!(job.state),
+                        ));
+                    }
+                    // No run_at: available (§10 rule 3), a state the mask leaves unclaimed.
+                    let now = Req::on(&q).unique(Some(&key), Some("10000000"));
+                    must_insert(c, ins, db, &now, "available insert, mask without its bit").await?;
+                    must_collide(c, ins, db, &scheduled, "second scheduled insert").await?;
+                    Ok(Verdict::Passed)
+                })
+            },
+        ),
         case("null_states_stored_not_enforced", |c, ins, rd, db| {
             Box::pin(async move {
                 let key = unique_bytes(db, "null");

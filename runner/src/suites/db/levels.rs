@@ -1,0 +1,119 @@
+//! Conformance levels of a database (docs/contract.md §12): the mandatory core that every
+//! database is checked for whatever it advertises, and the optional features that
+//! `contract_capabilities()` may add.
+//!
+//! The advertised list only gates *optional* features: a mandatory capability missing from
+//! the list is itself nonconformant (`sql::catalog::core_capabilities`), and its cases still
+//! run, so an empty list can never turn a broken database into "not applicable".
+
+/// Capabilities every database must have and advertise: routing (the four routing families),
+/// the `job_routing` read function and `opts` expectations. The stable errors are core too;
+/// they are not a capability and are always checked.
+pub const CORE: [&str; 6] = [
+    "concurrency_digest",
+    "concurrency_shard",
+    "expectations",
+    "job_routing",
+    "ordering_shard",
+    "routing_precedence",
+];
+
+/// An optional feature: a name and the capabilities that together advertise it.
+#[derive(Debug, Clone, Copy)]
+pub struct Feature {
+    /// The feature's name in a level (`core+uniqueness`).
+    pub name: &'static str,
+    /// Every capability the feature needs, sorted.
+    pub capabilities: &'static [&'static str],
+}
+
+/// The optional features of a database, in the order a level names them.
+pub const OPTIONAL: [Feature; 2] = [
+    Feature {
+        name: "uniqueness",
+        capabilities: &["unique_key", "unique_states"],
+    },
+    Feature {
+        name: "move_shard",
+        capabilities: &["move_shard"],
+    },
+];
+
+/// Whether `capability` is in the mandatory core (never a reason for "not applicable").
+#[must_use]
+pub fn is_core(capability: &str) -> bool {
+    CORE.contains(&capability)
+}
+
+/// The mandatory capabilities `advertised` lacks, in [`CORE`] order.
+#[must_use]
+pub fn missing_core(advertised: &[String]) -> Vec<&'static str> {
+    CORE.iter()
+        .copied()
+        .filter(|c| !advertised.iter().any(|a| a == c))
+        .collect()
+}
+
+/// The level a run checks: `core`, then `+feature` for each optional feature whose
+/// capabilities are all advertised, then `+capability` for each capability of a feature that
+/// is only partly advertised (its cases run; the feature is not claimed).
+#[must_use]
+pub fn level(advertised: &[String]) -> String {
+    let has = |c: &str| advertised.iter().any(|a| a == c);
+    let mut out = "core".to_owned();
+    for f in OPTIONAL {
+        if f.capabilities.iter().all(|c| has(c)) {
+            out.push('+');
+            out.push_str(f.name);
+        } else {
+            for c in f.capabilities.iter().filter(|c| has(c)) {
+                out.push('+');
+                out.push_str(c);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn empty_list_lacks_the_whole_core_and_checks_core() {
+        assert_eq!(missing_core(&[]), CORE.to_vec());
+        assert_eq!(level(&[]), "core");
+    }
+
+    #[test]
+    fn levels_name_complete_features_and_partial_capabilities() {
+        let mut all = caps(&CORE);
+        all.extend(caps(&["move_shard", "unique_key", "unique_states"]));
+        assert!(missing_core(&all).is_empty());
+        assert_eq!(level(&all), "core+uniqueness+move_shard");
+        assert_eq!(level(&caps(&["unique_key"])), "core+unique_key");
+        assert_eq!(level(&caps(&["move_shard", "bogus"])), "core+move_shard");
+        assert_eq!(
+            missing_core(&caps(&["concurrency_digest", "expectations"])),
+            vec![
+                "concurrency_shard",
+                "job_routing",
+                "ordering_shard",
+                "routing_precedence"
+            ]
+        );
+    }
+
+    #[test]
+    fn core_and_optional_are_disjoint() {
+        for f in OPTIONAL {
+            for c in f.capabilities {
+                assert!(!is_core(c), "{c}");
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
--- 006_function_owner: the bounded NOLOGIN owner of the SECURITY DEFINER functions (ADR-043,
+-- 006_function_owner: the bounded NOLOGIN owner of the SECURITY DEFINER functions insert_job,
+-- job_routing and queue_enqueue_shards (ADR-043,
 -- docs/adr/0033-bounded-function-owner.md).
 --
 -- Depends on: 002 (tables), 004 (insert_job, job_routing), 005 (the producer role, whose name
@@ -44,7 +45,9 @@ BEGIN
     EXECUTE pg_catalog.format('GRANT INSERT ON @schema@.job_unique_claims TO %I', v_owner);
     EXECUTE pg_catalog.format(
         'ALTER FUNCTION @schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz, '
-        'jsonb, text[], bytea, bit, bytea, bytea, jsonb) OWNER TO %I', v_owner);
+        'jsonb, text[], bytea, bit varying, bytea, bytea, jsonb) OWNER TO %I', v_owner);
     EXECUTE pg_catalog.format('ALTER FUNCTION @schema@.job_routing(bigint) OWNER TO %I', v_owner);
+    EXECUTE pg_catalog.format(
+        'ALTER FUNCTION @schema@.queue_enqueue_shards(text) OWNER TO %I', v_owner);
 END
 $install$;

@@ -35,14 +35,18 @@ fn out(text: &str) -> Result<(), Error> {
 /// the embedded vectors' manifest (what a report's provenance records), one per line.
 pub fn version() -> Result<u8, Error> {
     let (set, _) = load_vectors(None)?;
+    // Every release the run checks, oldest first: a consumer pins any of these roots.
+    let mut roots = String::new();
+    for m in set.bases.iter().chain(std::iter::once(&set.manifest)) {
+        roots.push_str(&format!(
+            "vectors v{} root_sha256 {}\n",
+            m.vectors_version, m.root_sha256
+        ));
+    }
     out(&format!(
-        "awa-conformance {}
-contract v{}
-vectors root_sha256 {}
-",
+        "awa-conformance {}\ncontract v{} (revision 1.1)\n{roots}",
         env!("CARGO_PKG_VERSION"),
         awa_conformance_core::CONTRACT_VERSION,
-        set.manifest.root_sha256
     ))?;
     Ok(exit::SUCCESS)
 }

@@ -415,6 +415,34 @@ async fn marks(
     Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
 }
 
+/// The bounded owner of the definer functions that `006_function_owner.sql` creates: the
+/// producer role's name with a trailing `_producer` replaced by `_owner` (else `_owner`
+/// appended), cut to 63 bytes (names are ASCII, see [`check`]).
+#[must_use]
+pub fn owner_role(producer_role: &str) -> String {
+    let mut owner = format!(
+        "{}_owner",
+        producer_role
+            .strip_suffix("_producer")
+            .unwrap_or(producer_role)
+    );
+    owner.truncate(63);
+    owner
+}
+
+/// Whether a role exists, and whether it carries [`MARK`] (install created it).
+async fn role_mark(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    role: &str,
+) -> Result<(bool, bool), InstallError> {
+    let r = tx
+        .query_opt(include_str!("../sql/role_mark.sql"), &[&role, &MARK])
+        .await
+        .map_err(db_err(dsn, "reading what install created"))?;
+    Ok(r.map_or((false, false), |r| (true, r.get(0))))
+}
+
 /// What `install_with` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Installed {
@@ -463,6 +491,8 @@ pub async fn install_with(
         _ => Installed::Installed,
     };
     let (schema_existed, _, role_existed, _) = marks(&tx, dsn, schema, role).await?;
+    let owner = owner_role(role);
+    let (owner_existed, _) = role_mark(&tx, dsn, &owner).await?;
     let before: Vec<String> = if schema_existed {
         objects(&tx, dsn, schema)
             .await?
@@ -498,6 +528,12 @@ pub async fn install_with(
         comments.push_str(&format!(
             "COMMENT ON ROLE {} IS {mark};\n",
             quote_ident(role)
+        ));
+    }
+    if !owner_existed {
+        comments.push_str(&format!(
+            "COMMENT ON ROLE {} IS {mark};\n",
+            quote_ident(&owner)
         ));
     }
     tx.batch_execute(&comments)
@@ -665,6 +701,32 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
                         .await
                         .map_err(db_err(dsn, "schema uninstall"))?;
                 }
+            }
+        }
+        // The bounded owner goes like the producer role: only when install created it and no
+        // other install (this database or another) still uses it.
+        let owner = owner_role(role);
+        if let (true, true) = role_mark(&tx, dsn, &owner).await? {
+            tx.batch_execute("SAVEPOINT awa_conformance_owner")
+                .await
+                .map_err(db_err(dsn, "schema uninstall"))?;
+            let revoke = if removed.schema {
+                String::new()
+            } else {
+                format!(
+                    "REVOKE ALL ON SCHEMA {} FROM {};",
+                    quote_ident(schema),
+                    quote_ident(&owner)
+                )
+            };
+            if tx
+                .batch_execute(&format!("{revoke} DROP ROLE {}", quote_ident(&owner)))
+                .await
+                .is_err()
+            {
+                tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_owner")
+                    .await
+                    .map_err(db_err(dsn, "schema uninstall"))?;
             }
         }
         tx.commit().await.map_err(db_err(dsn, "COMMIT"))?;

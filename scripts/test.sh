@@ -69,7 +69,7 @@ PYEOF
 }
 
 # --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
-cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}"; }
+cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}" "${WHEELS:-}"; }
 trap cleanup EXIT
 eval "$("$PG" start)"
 export DATABASE_URL
@@ -78,6 +78,8 @@ export AWA_CROSSCHECK_REQUIRED=1
 export AWA_REQUIRE_DB=1
 RUNNER="$ROOT/target/release/awa-conformance"
 REPORTS="$(mktemp -d)"
+# The release wheel, built once (scripts/build-wheel.sh) for the bindings and CI-recipe steps.
+WHEELS="$(mktemp -d)"
 
 # The runner end to end against the throwaway database, reference schema installed by the runner.
 runner_dsn() {
@@ -122,7 +124,9 @@ step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$RO
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests
-step "python bindings"           "$ROOT/bindings/run-tests.sh" -p no:cacheprovider -q
+step "build wheel (release)"     "$ROOT/scripts/build-wheel.sh" "$WHEELS"
+step "python bindings"           env AWA_WHEEL_DIR="$WHEELS" "$ROOT/bindings/run-tests.sh" -p no:cacheprovider -q
+step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
 step "go example adapter"        go_adapter
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 

@@ -2,7 +2,8 @@
 # Idempotent installer of everything the test suite needs on a fresh Debian machine (run as root).
 #
 # Installs: PostgreSQL server (Debian's package, skipped when initdb is already present), the
-# rustfmt and clippy components, and the pinned Python test dependencies of tests/requirements.txt.
+# rustfmt and clippy components, the pinned Python test dependencies of tests/requirements.txt
+# and the wheel build tools of bindings/build-requirements.txt (ziglang).
 # Quiet on success; every failing command shows its own output.
 set -euo pipefail
 
@@ -77,6 +78,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     quiet "$PY" -m venv "$VENV"
 fi
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/tests/requirements.txt"
+# The release wheel's build tools (scripts/build-wheel.sh): zig links against glibc 2.17.
+quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
 log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
 [ -x "$VENV/bin/awa" ] || { log "the awa CLI (awa-cli) is missing from .venv after pip install" >&2; exit 1; }
 log "done"

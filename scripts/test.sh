@@ -69,7 +69,7 @@ PYEOF
 }
 
 # --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
-cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}"; }
+cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}" "${WHEELS:-}"; }
 trap cleanup EXIT
 eval "$("$PG" start)"
 export DATABASE_URL
@@ -78,6 +78,8 @@ export AWA_CROSSCHECK_REQUIRED=1
 export AWA_REQUIRE_DB=1
 RUNNER="$ROOT/target/release/awa-conformance"
 REPORTS="$(mktemp -d)"
+# The release wheel, built once (scripts/build-wheel.sh) for the bindings and CI-recipe steps.
+WHEELS="$(mktemp -d)"
 
 # The runner end to end against the throwaway database, reference schema installed by the runner.
 runner_dsn() {
@@ -115,8 +117,10 @@ go_adapter() {
 # The Python bindings: run-tests.sh builds and installs the wheel into the venv (collecting only),
 # then every test runs under pytest_suite; AWA_REQUIRE_DB=1 fails database tests that would skip.
 python_bindings() {
-    "$ROOT/bindings/run-tests.sh" -p no:cacheprovider --collect-only -q >/dev/null &&
-        (cd "$ROOT/bindings" && pytest_suite -q tests)
+    local wheel
+    AWA_WHEEL_DIR="$WHEELS" "$ROOT/bindings/run-tests.sh" -p no:cacheprovider --collect-only -q >/dev/null &&
+        wheel="$(ls -t "$WHEELS"/awa_conformance-*-abi3-*manylinux_2_17_*.whl | head -n1)" &&
+        (cd "$ROOT/bindings" && AWA_WHEEL="$wheel" pytest_suite -q tests)
 }
 
 # The Python example adapter implements all nine families itself (own canonical JSON, blake3 from
@@ -161,7 +165,9 @@ step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$RO
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests
+step "build wheel (release)"     "$ROOT/scripts/build-wheel.sh" "$WHEELS"
 step "python bindings"           python_bindings
+step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
 step "go example adapter"        go_adapter
 step "python example adapter"    python_adapter
 step "examples use no kit"       pytest_suite -q tests/examples

@@ -1,7 +1,8 @@
 //! The `awa_conformance._native` extension module: thin PyO3 wrappers over awa-conformance-core.
 //!
 //! Each function converts its arguments (`convert`), calls the core and maps errors
-//! (`errors`); no contract logic lives here. The public Python API, stubs and docs are in
+//! (`errors`); no contract logic lives here. `_run_cli` hands the whole command line to the
+//! Rust runner library, so the wheel's `awa-conformance` command is the runner itself. The public Python API, stubs and docs are in
 //! `python/awa_conformance/`.
 
 use awa_conformance_core as core;
@@ -386,6 +387,17 @@ fn _embedded_vectors_json() -> PyResult<String> {
     Ok(set.to_json_list().to_string())
 }
 
+/// _run_cli(argv: list[str]) -> int
+///
+/// The `awa-conformance` command itself (the Rust runner's `main`, same parsing, output and
+/// exit codes); `argv[0]` is the program name. The GIL is released for the whole run, which
+/// may take seconds and starts its own threads. The console script
+/// `awa_conformance._cli:main` calls it.
+#[pyfunction]
+fn _run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| awa_conformance_runner::main_with_args(&argv))
+}
+
 /// The Python module `awa_conformance._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -411,6 +423,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_unique_states_bits, m)?)?;
     m.add_function(wrap_pyfunction!(_embedded_manifests, m)?)?;
     m.add_function(wrap_pyfunction!(_embedded_vectors_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_run_cli, m)?)?;
     m.add(
         "CONCURRENCY_DOMAIN_TAG",
         PyBytes::new(py, core::CONCURRENCY_DOMAIN_TAG),

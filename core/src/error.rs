@@ -28,4 +28,12 @@ pub enum Error {
     /// A shard index outside 0..64 given to [`crate::move_shard`].
     #[error("invalid retained shard {0}: a stored enqueue_shard is in 0..=63")]
     InvalidShard(i64),
+    /// The float encoder's digit extraction broke its own invariants for this value. No input
+    /// is known to do this: it exists so that a bug refuses instead of writing plausible
+    /// wrong bytes.
+    #[error("cannot encode the float with bits {bits:#018x} as canonical JSON: the shortest-digit extraction failed its own checks; this is a bug in awa-conformance-core, please report it with these bits")]
+    FloatDigits {
+        /// `f64::to_bits` of the value.
+        bits: u64,
+    },
 }

@@ -68,7 +68,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Int(i) => write_int(*i, out),
         Value::UInt(u) => write_uint(*u, out),
-        Value::Float(f) => write_float(*f, out),
+        Value::Float(f) => write_float(*f, out)?,
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
@@ -103,21 +103,28 @@ fn write_value(value: &Value, out: &mut Vec<u8>, depth: usize) -> Result<(), Err
                 for m in members {
                     emit(m, out)?;
                 }
-            } else if members.len() <= 8 {
-                // Small objects sort on the stack, in a buffer sized to the object (zeroing a
-                // large one per object would cost more than the sort saves).
-                let mut buf = [(0u64, 0u8); 8];
-                for m in sort_small(members, &mut buf) {
-                    emit(m, out)?;
-                }
-            } else if members.len() <= SMALL_OBJECT {
-                let mut buf = [(0u64, 0u8); SMALL_OBJECT];
-                for m in sort_small(members, &mut buf) {
-                    emit(m, out)?;
-                }
             } else {
-                for m in sorted_members(members) {
-                    emit(m, out)?;
+                // Small objects sort on the stack, in a buffer sized to the object (zeroing a
+                // large one per object would cost more than the sort saves); an object too
+                // big for a buffer takes the next one, and the largest the general sort.
+                let mut buf8 = [(0u64, 0u8); 8];
+                let small = sort_small(members, &mut buf8);
+                if let Some(sorted) = small {
+                    for m in sorted {
+                        emit(m, out)?;
+                    }
+                } else {
+                    let mut buf = [(0u64, 0u8); SMALL_OBJECT];
+                    let medium = sort_small(members, &mut buf);
+                    if let Some(sorted) = medium {
+                        for m in sorted {
+                            emit(m, out)?;
+                        }
+                    } else {
+                        for m in sorted_members(members) {
+                            emit(m, out)?;
+                        }
+                    }
                 }
             }
             out.push(b'}');
@@ -132,48 +139,55 @@ const SMALL_OBJECT: usize = 32;
 /// Members of an object with at most `N` members in key byte order, last duplicate winning,
 /// sorted as (prefix, index) pairs in `buf`: no allocation, and most comparisons are one
 /// integer compare. The prefix (first 8 key bytes big-endian, zero-padded) orders like the
-/// bytes; equal prefixes fall back to the full key.
+/// bytes; equal prefixes are ordered by the full key ([`sorted_members`] is the definition;
+/// `sort_small_equals_general_sort` checks the two agree). `None` when the object has more
+/// than `N` members: the caller then sorts another way, never a truncated object.
 fn sort_small<'a, const N: usize>(
     members: &'a [(String, Value)],
     buf: &'a mut [(u64, u8); N],
-) -> impl Iterator<Item = &'a (String, Value)> + 'a {
-    let n = members.len().min(N);
-    for (i, (slot, m)) in buf.iter_mut().zip(members).enumerate() {
-        // i < N <= 32, so the index fits in a u8.
+) -> Option<impl Iterator<Item = &'a (String, Value)> + 'a> {
+    const { assert!(N <= 256, "member indices are stored as u8") };
+    let idx: &'a mut [(u64, u8)] = buf.get_mut(..members.len())?;
+    for (i, (slot, m)) in idx.iter_mut().zip(members).enumerate() {
+        // i < members.len() <= N <= 256, so the index fits in a u8.
         *slot = (key_prefix(m.0.as_bytes()), i as u8);
     }
-    let idx: &'a mut [(u64, u8)] = buf.get_mut(..n).unwrap_or_default();
     idx.sort_by(|a, b| {
         a.0.cmp(&b.0)
             .then_with(|| key_of(members, a.1).cmp(key_of(members, b.1)))
     });
     let idx: &'a [(u64, u8)] = idx;
-    idx.iter().enumerate().filter_map(move |(p, e)| {
+    Some(idx.iter().enumerate().filter_map(move |(p, e)| {
         // Stable sort keeps insertion order among equal keys, so the last of a run is the
         // last inserted: serde_json's map semantics (last wins).
         let superseded = idx
             .get(p + 1)
             .is_some_and(|next| next.0 == e.0 && key_of(members, next.1) == key_of(members, e.1));
-        if superseded {
-            None
-        } else {
-            members.get(usize::from(e.1))
-        }
-    })
+        (!superseded).then(|| member(members, e.1))
+    }))
 }
 
 /// The first 8 bytes of a key as a big-endian integer, zero-padded.
 fn key_prefix(key: &[u8]) -> u64 {
     let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    if let (Some(dst), Some(src)) = (b.get_mut(..n), key.get(..n)) {
-        dst.copy_from_slice(src);
+    // Copies min(8, key.len()) bytes: exactly the prefix, the rest stays zero padding.
+    for (dst, src) in b.iter_mut().zip(key) {
+        *dst = *src;
     }
     u64::from_be_bytes(b)
 }
 
+/// Member `i` of an object; `i` is always an `enumerate()` position in `members`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "indices come from enumerating `members` in sort_small, so i < members.len()"
+)]
+fn member(members: &[(String, Value)], i: u8) -> &(String, Value) {
+    &members[usize::from(i)]
+}
+
 fn key_of(members: &[(String, Value)], i: u8) -> &[u8] {
-    members.get(usize::from(i)).map_or(&[], |m| m.0.as_bytes())
+    member(members, i).0.as_bytes()
 }
 
 fn is_strictly_sorted(members: &[(String, Value)]) -> bool {
@@ -204,38 +218,40 @@ fn write_int(i: i64, out: &mut Vec<u8>) {
     write_uint(i.unsigned_abs(), out);
 }
 
-/// "00".."99": two decimal digits per table entry, so formatting divides once per two digits.
-const DIGIT_PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
-5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+/// Exact decimal of `u`, two digits per division (the definition is `u.to_string()`;
+/// `integers_match_std_decimal` compares the two at every magnitude).
+fn write_uint(u: u64, out: &mut Vec<u8>) {
+    // u64::MAX has 20 digits: ten pairs, filled from the right until the quotient is 0.
+    let mut pairs = [[0u8; 2]; 10];
+    let mut rest = u;
+    let mut used = 0;
+    for slot in pairs.iter_mut().rev() {
+        // rest % 100 < 100, so the cast cannot truncate.
+        let p = (rest % 100) as u8;
+        *slot = [b'0' + p / 10, b'0' + p % 10];
+        used += 1;
+        rest /= 100;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Leading unused pairs, plus the leading zero of the top pair (u = 0 keeps its last "0").
+    let top_is_one_digit = pairs
+        .get(pairs.len() - used)
+        .is_some_and(|pair| pair[0] == b'0');
+    let skip = 2 * (pairs.len() - used) + usize::from(top_is_one_digit);
+    let digits = pairs.as_flattened();
+    out.extend_from_slice(sub(digits, skip..digits.len()));
+}
 
-fn write_uint(mut u: u64, out: &mut Vec<u8>) {
-    // u64::MAX has 20 digits.
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    let mut put_pair = |pos: usize, pair: u64| {
-        // pair < 100, so 2 * pair + 2 <= 200 = DIGIT_PAIRS.len().
-        let at = 2 * pair as usize;
-        if let (Some(dst), Some(src)) = (buf.get_mut(pos..pos + 2), DIGIT_PAIRS.get(at..at + 2)) {
-            dst.copy_from_slice(src);
-        }
-    };
-    while u >= 100 {
-        pos -= 2;
-        put_pair(pos, u % 100);
-        u /= 100;
-    }
-    if u >= 10 {
-        pos -= 2;
-        put_pair(pos, u);
-    } else {
-        pos -= 1;
-        // u < 10, so the cast cannot truncate.
-        if let Some(slot) = buf.get_mut(pos) {
-            *slot = b'0' + u as u8;
-        }
-    }
-    out.extend_from_slice(buf.get(pos..).unwrap_or_default());
+/// `bytes[range]`, for ranges the caller computed inside `bytes`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "callers pass start <= end <= bytes.len(): write_uint's skip <= 19 of 20 (one \
+              pair is always used), write_string's run from `start` to its current index"
+)]
+fn sub(bytes: &[u8], range: std::ops::Range<usize>) -> &[u8] {
+    &bytes[range]
 }
 
 /// Lowercase hex digit of a nibble (`n` < 16).
@@ -247,19 +263,9 @@ fn hex_digit(n: u8) -> u8 {
 }
 
 /// Bytes that must be escaped inside a JSON string: the C0 controls, `"` and `\\`.
-const NEEDS_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        // A const block cannot call `get_mut`; `i < 256` bounds the index.
-        #[expect(clippy::indexing_slicing, reason = "i < 256 = t.len()")]
-        {
-            t[i] = i < 0x20 || i == b'"' as usize || i == b'\\' as usize;
-        }
-        i += 1;
-    }
-    t
-};
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
 
 fn write_string(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
@@ -267,10 +273,11 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        if !NEEDS_ESCAPE.get(usize::from(b)).copied().unwrap_or(false) {
+        if !needs_escape(b) {
             continue;
         }
-        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        // The unescaped run before this byte: start <= i < bytes.len().
+        out.extend_from_slice(sub(bytes, start..i));
         let esc: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -295,7 +302,7 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
         }
         start = i + 1;
     }
-    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    out.extend_from_slice(sub(bytes, start..bytes.len()));
     out.push(b'"');
 }
 
@@ -304,40 +311,46 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
 /// With `v = 0.d1…dL × 10^k`: `k-L >= 0 && k <= 16` → digits, zeros, `.0`;
 /// `0 < k <= 16` → point inside the digits; `-5 < k <= 0` → `0.` then `-k` zeros then digits;
 /// otherwise `d[.ddd]e±X` with an explicit sign and no padding.
-fn write_float(f: f64, out: &mut Vec<u8>) {
+///
+/// # Errors
+/// [`Error::FloatDigits`] if the digit extraction ever broke its own invariants (a bug): the
+/// encoder then refuses instead of writing plausible wrong bytes.
+fn write_float(f: f64, out: &mut Vec<u8>) -> Result<(), Error> {
     if !f.is_finite() {
         out.extend_from_slice(b"null");
-        return;
+        return Ok(());
     }
+    let bug = || Error::FloatDigits { bits: f.to_bits() };
     if f.is_sign_negative() {
         out.push(b'-');
     }
     // std's `{:e}` prints the shortest digits that round-trip (closest on ties): the same
     // digit string Ryū and zmij produce. The layout below is ours and pinned by vectors.
     let mut digit_buf = [0u8; 24];
-    let (n, exp) = shortest_digits(f.abs(), &mut digit_buf);
-    let digits = digit_buf.get(..n).unwrap_or_default();
-    let len = n as i32;
+    let (n, exp) = shortest_digits(f.abs(), &mut digit_buf).ok_or_else(bug)?;
+    let digits = digit_buf.get(..n).ok_or_else(bug)?;
+    let len = i32::try_from(n).map_err(|_| bug())?;
     let k = exp + 1;
     if k - len >= 0 && k <= 16 {
         out.extend_from_slice(digits);
-        out.extend(std::iter::repeat_n(
-            b'0',
-            usize::try_from(k - len).unwrap_or(0),
-        ));
+        let zeros = usize::try_from(k - len).map_err(|_| bug())?;
+        out.extend(std::iter::repeat_n(b'0', zeros));
         out.extend_from_slice(b".0");
     } else if 0 < k && k <= 16 {
-        let (int, frac) = digits.split_at(usize::try_from(k).unwrap_or(0).min(digits.len()));
+        // Here k < len (the branch above took k >= len), so the point falls inside the digits.
+        let point = usize::try_from(k).map_err(|_| bug())?;
+        let (int, frac) = digits.split_at_checked(point).ok_or_else(bug)?;
         out.extend_from_slice(int);
         out.push(b'.');
         out.extend_from_slice(frac);
     } else if -5 < k && k <= 0 {
         out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat_n(b'0', usize::try_from(-k).unwrap_or(0)));
+        let zeros = usize::try_from(-k).map_err(|_| bug())?;
+        out.extend(std::iter::repeat_n(b'0', zeros));
         out.extend_from_slice(digits);
     } else {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        out.extend_from_slice(first);
+        let (first, rest) = digits.split_first().ok_or_else(bug)?;
+        out.push(*first);
         if !rest.is_empty() {
             out.push(b'.');
             out.extend_from_slice(rest);
@@ -346,6 +359,7 @@ fn write_float(f: f64, out: &mut Vec<u8>) {
         out.push(if exp >= 0 { b'+' } else { b'-' });
         write_uint(u64::from(exp.unsigned_abs()), out);
     }
+    Ok(())
 }
 
 /// Exact powers of ten as f64 (all exactly representable up to 10^22).
@@ -356,26 +370,24 @@ const TWO_POW_53: f64 = 9_007_199_254_740_992.0;
 
 /// The shortest round-trip significant digits of a finite `a >= 0` (the closest such digits;
 /// an exact tie between two goes to the even last digit, as Ryū/zmij do) into
-/// `out`, returning `(len, exp)` with `a = d1.d2…dlen × 10^exp`.
-fn shortest_digits(a: f64, out: &mut [u8; 24]) -> (usize, i32) {
+/// `out`, returning `(len, exp)` with `a = d1.d2…dlen × 10^exp`, `1 <= len <= 24`.
+/// `None` only if std's output broke the shape this relies on (never seen; a bug to report).
+fn shortest_digits(a: f64, out: &mut [u8; 24]) -> Option<(usize, i32)> {
     if let Some((mut n, d)) = short_decimal(a) {
-        // `n` has no trailing zeros beyond the integer part; strip those too.
+        // `n` < 2^53 has at most 16 digits; `tmp` holds 20.
         let mut tmp = [0u8; 20];
         let mut pos = tmp.len();
         while n > 0 {
-            pos -= 1;
-            if let Some(slot) = tmp.get_mut(pos) {
-                *slot = b'0' + (n % 10) as u8;
-            }
+            pos = pos.checked_sub(1)?;
+            // n % 10 < 10, so the cast cannot truncate.
+            *tmp.get_mut(pos)? = b'0' + (n % 10) as u8;
             n /= 10;
         }
-        let all = tmp.get(pos..).unwrap_or_default();
-        let sig = all.iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1);
-        let len = sig.min(out.len());
-        if let (Some(dst), Some(src)) = (out.get_mut(..len), all.get(..len)) {
-            dst.copy_from_slice(src);
-        }
-        return (len, all.len() as i32 - d - 1);
+        let all = tmp.get(pos..)?;
+        // `n` has no trailing zeros beyond the integer part; strip those too.
+        let len = all.iter().rposition(|&c| c != b'0')? + 1;
+        out.get_mut(..len)?.copy_from_slice(all.get(..len)?);
+        return Some((len, i32::try_from(all.len()).ok()? - d - 1));
     }
     // General case: std's `{:e}` prints the shortest digit count that round-trips, and the
     // closest such digits, but it breaks an exact tie between two closest candidates upward.
@@ -383,58 +395,68 @@ fn shortest_digits(a: f64, out: &mut [u8; 24]) -> (usize, i32) {
     // the exact binary value half-to-even, so when that candidate also round-trips it is the
     // released answer (in every non-tie case the two agree).
     let mut sci = StackBuf::default();
-    // Cannot fail: `{:e}` of an f64 is at most 24 bytes and the buffer holds 48.
-    let _ = write!(sci, "{a:e}");
-    let (mut n, mut exp) = split_sci(sci.as_bytes(), out);
+    // `{:e}` of an f64 is at most 24 bytes and the buffer holds 48: an error is a bug.
+    write!(sci, "{a:e}").ok()?;
+    let (mut n, mut exp) = split_sci(sci.as_bytes(), out)?;
     if n > 1 {
         let mut exact = StackBuf::default();
-        let _ = write!(exact, "{:.*e}", n - 1, a);
+        write!(exact, "{:.*e}", n - 1, a).ok()?;
         let round_trips = std::str::from_utf8(exact.as_bytes())
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .is_some_and(|b| b == a);
+            .ok()?
+            .parse::<f64>()
+            .ok()?
+            == a;
         if round_trips {
             let mut alt = [0u8; 24];
-            let (m, e) = split_sci(exact.as_bytes(), &mut alt);
-            if (m, e) != (n, exp) || alt.get(..m) != out.get(..n) {
-                if let (Some(dst), Some(src)) = (out.get_mut(..m), alt.get(..m)) {
-                    dst.copy_from_slice(src);
-                    (n, exp) = (m, e);
-                }
+            let (m, e) = split_sci(exact.as_bytes(), &mut alt)?;
+            if (m, e) != (n, exp) || alt.get(..m)? != out.get(..n)? {
+                out.get_mut(..m)?.copy_from_slice(alt.get(..m)?);
+                (n, exp) = (m, e);
             }
         }
     }
-    (n, exp)
+    Some((n, exp))
 }
 
-/// Split std's `d.ddde[-]x` into significant digits (trailing zeros dropped) and exponent.
-fn split_sci(sci: &[u8], out: &mut [u8; 24]) -> (usize, i32) {
-    let e_at = sci.iter().position(|&c| c == b'e').unwrap_or(sci.len());
-    let (mantissa, exp) = sci.split_at(e_at);
-    let exp = parse_exp(exp.get(1..).unwrap_or_default());
+/// Split std's `d.ddde[-]x` into significant digits (trailing zeros dropped, at least one
+/// digit kept) and exponent; `None` unless `sci` has exactly that shape.
+fn split_sci(sci: &[u8], out: &mut [u8; 24]) -> Option<(usize, i32)> {
+    let e_at = sci.iter().position(|&c| c == b'e')?;
+    let (mantissa, exp) = sci.split_at_checked(e_at)?;
+    let exp = parse_exp(exp.get(1..)?)?;
     let mut n = 0;
-    for &c in mantissa.iter().filter(|c| c.is_ascii_digit()) {
-        if let Some(slot) = out.get_mut(n) {
-            *slot = c;
-            n += 1;
+    for &c in mantissa {
+        match c {
+            b'0'..=b'9' => {
+                *out.get_mut(n)? = c;
+                n += 1;
+            }
+            b'.' => {}
+            _ => return None,
         }
+    }
+    if n == 0 {
+        return None;
     }
     while n > 1 && out.get(n - 1) == Some(&b'0') {
         n -= 1;
     }
-    (n, exp)
+    Some((n, exp))
 }
 
 /// Fast path for values that are short decimals (`a = N / 10^d`, `N < 2^53`, `d <= 15`), which
 /// covers most floats in real args. Returns `(N, d)` only when it is provably the unique
 /// shortest round-trip form: `d` is the smallest decimal count at which any integer
-/// round-trips, and neither neighbour of `N` round-trips at `d`. Anything else falls back.
+/// round-trips, and neither neighbour of `N` round-trips at `d`. Anything else falls back to
+/// the general case, which computes the same digits without this shortcut.
 fn short_decimal(a: f64) -> Option<(u64, i32)> {
     if a == 0.0 || !a.is_finite() {
         return None;
     }
     let round_trips = |n: f64, p: f64| (0.0..TWO_POW_53).contains(&n) && n / p == a;
-    for (d, &p) in POW10.iter().enumerate() {
+    // 10^(d-1), the previous scale, once there is one.
+    let mut previous: Option<f64> = None;
+    for (d, &p) in (0i32..).zip(POW10.iter()) {
         let scaled = a * p;
         if scaled >= TWO_POW_53 {
             return None;
@@ -447,20 +469,22 @@ fn short_decimal(a: f64) -> Option<(u64, i32)> {
             if round_trips(n - 1.0, p) || round_trips(n + 1.0, p) {
                 return None;
             }
-            if let Some(&q) = d.checked_sub(1).and_then(|e| POW10.get(e)) {
+            if let Some(q) = previous {
                 let lower = (a * q).floor();
                 if round_trips(lower, q) || round_trips(lower + 1.0, q) {
                     return None;
                 }
             }
             // `n` < 2^53 is an exact non-negative integer, so the cast is lossless.
-            return Some((n as u64, d as i32));
+            return Some((n as u64, d));
         }
+        previous = Some(p);
     }
     None
 }
 
-/// A fixed stack buffer for float digits (no heap allocation per float).
+/// A fixed stack buffer for float digits (no heap allocation per float). A write that does
+/// not fit is an error, never a truncation.
 struct StackBuf {
     buf: [u8; 48],
     len: usize,
@@ -477,7 +501,8 @@ impl Default for StackBuf {
 
 impl StackBuf {
     fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or_default()
+        // `write_str` keeps len <= buf.len().
+        self.buf.split_at(self.len).0
     }
 }
 
@@ -491,20 +516,10 @@ impl std::fmt::Write for StackBuf {
     }
 }
 
-/// Parse the decimal exponent std writes after `e` (optional `-`, then digits).
-fn parse_exp(s: &[u8]) -> i32 {
-    let (neg, digits) = match s.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, s),
-    };
-    let v = digits.iter().fold(0i32, |acc, &d| {
-        acc * 10 + i32::from(d.wrapping_sub(b'0') % 10)
-    });
-    if neg {
-        -v
-    } else {
-        v
-    }
+/// Parse the decimal exponent std writes after `e` (optional `-`, then digits) with std's own
+/// integer parser; `None` for anything else.
+fn parse_exp(s: &[u8]) -> Option<i32> {
+    std::str::from_utf8(s).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -690,6 +705,90 @@ mod tests {
                 .collect();
             assert_eq!(enc(&obj), format!("{{{}}}", members.join(",")));
         }
+    }
+
+    /// Property test: the stack sorts (8 and 32 slots) agree with the general sort, which is
+    /// the definition, on random objects of every size around both limits, with duplicate
+    /// keys, shared 8-byte prefixes, NULs and multibyte keys.
+    #[test]
+    fn sort_small_equals_general_sort() {
+        let alphabet = [
+            "",
+            "a",
+            "\u{0}",
+            "é",
+            "abcdefgh",
+            "abcdefgh\u{0}",
+            "abcdefghi",
+            "🦀",
+            "z",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..3_000 {
+            let size = round % 41;
+            let members: Vec<(String, Value)> = (0..size)
+                .map(|i| {
+                    let r = next();
+                    let a = alphabet[(r % alphabet.len() as u64) as usize];
+                    let b = alphabet[((r >> 8) % alphabet.len() as u64) as usize];
+                    (format!("{a}{b}"), Value::Int(i as i64))
+                })
+                .collect();
+            let want: Vec<(String, Value)> =
+                sorted_members(&members).into_iter().cloned().collect();
+            assert_eq!(
+                enc(&Value::Object(members.clone())),
+                enc(&Value::Object(want)),
+                "{members:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sort_small_declines_objects_larger_than_its_buffer() {
+        let members: Vec<(String, Value)> = (0..9)
+            .map(|i| (format!("k{}", 9 - i), Value::Null))
+            .collect();
+        let mut buf8 = [(0u64, 0u8); 8];
+        assert!(sort_small(&members, &mut buf8).is_none());
+        let mut buf32 = [(0u64, 0u8); 32];
+        assert_eq!(
+            sort_small(&members, &mut buf32).map(Iterator::count),
+            Some(9)
+        );
+    }
+
+    #[test]
+    fn digit_extraction_refuses_malformed_std_output() {
+        let mut out = [0u8; 24];
+        assert_eq!(split_sci(b"1.25e-7", &mut out), Some((3, -7)));
+        assert_eq!(&out[..3], b"125");
+        assert_eq!(split_sci(b"1.0e0", &mut out), Some((1, 0)));
+        for bad in [
+            &b"125"[..],
+            b"1.25e",
+            b"1.25ex",
+            b"e5",
+            b"1,5e2",
+            b"1.5e99999999999",
+        ] {
+            assert_eq!(
+                split_sci(bad, &mut out),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        // 25 significant digits do not fit the 24-byte buffer: refused, not truncated.
+        assert_eq!(split_sci(b"1.234567890123456789012345e0", &mut out), None);
+        assert_eq!(parse_exp(b"-12"), Some(-12));
+        assert_eq!(parse_exp(b"1a"), None);
     }
 
     #[test]

@@ -43,3 +43,29 @@ pub use unique::{unique_key, unique_key_preimage, UNIQUE_KEY_LEN};
 
 /// The contract version these functions implement (`awa.contract_version()` in SQL).
 pub const CONTRACT_VERSION: u32 = 1;
+
+/// The first `N` bytes of an `M`-byte array. `N <= M` is checked when the function is
+/// instantiated (a compile error otherwise), so every output byte is copied from the input:
+/// there is no run-time branch that could leave zeros behind.
+fn array_prefix<const N: usize, const M: usize>(bytes: &[u8; M]) -> [u8; N] {
+    const { assert!(N <= M, "prefix longer than the array") };
+    let mut out = [0u8; N];
+    for (dst, src) in out.iter_mut().zip(bytes) {
+        *dst = *src;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn array_prefix_copies_every_byte() {
+        let a: [u8; 32] = std::array::from_fn(|i| i as u8 + 1);
+        let p: [u8; 8] = super::array_prefix(&a);
+        assert_eq!(p, [1, 2, 3, 4, 5, 6, 7, 8]);
+        let whole: [u8; 32] = super::array_prefix(&a);
+        assert_eq!(whole, a);
+        let none: [u8; 0] = super::array_prefix(&a);
+        assert_eq!(none, [0u8; 0]);
+    }
+}

@@ -145,6 +145,29 @@ mod tests {
     }
 
     #[test]
+    fn unrolled_equals_naive_on_random_keys() {
+        // Property test: random bytes (every value, so every partial product of the unrolled
+        // sum wraps) at lengths around several 8-byte chunk boundaries.
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        for i in 0..20_000u32 {
+            let len = (i as usize) % 70;
+            let key: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 56) as u8
+                })
+                .collect();
+            assert_eq!(
+                ordering_key_hash64(&key),
+                ordering_key_hash64_naive(&key),
+                "{key:02x?}"
+            );
+        }
+    }
+
+    #[test]
     fn empty_key_is_offset_basis() {
         assert_eq!(ordering_key_hash64(b""), ORDERING_HASH_OFFSET);
     }

@@ -50,14 +50,7 @@ pub fn unique_key(
     period_bucket: Option<i64>,
 ) -> Result<[u8; UNIQUE_KEY_LEN], Error> {
     let pre = unique_key_preimage(kind, queue, args, period_bucket)?;
-    let hash = blake3::hash(&pre);
-    let mut key = [0u8; UNIQUE_KEY_LEN];
-    key.copy_from_slice(
-        hash.as_bytes()
-            .get(..UNIQUE_KEY_LEN)
-            .unwrap_or(&[0; UNIQUE_KEY_LEN]),
-    );
-    Ok(key)
+    Ok(crate::array_prefix(blake3::hash(&pre).as_bytes()))
 }
 
 #[cfg(test)]
@@ -76,6 +69,23 @@ mod tests {
     fn key_is_truncated_blake3() {
         let key = unique_key("k", None, None, None).unwrap();
         assert_eq!(&key[..], &blake3::hash(b"k").as_bytes()[..16]);
+        // Every field combination and kind length: the key is the first 16 bytes of BLAKE3
+        // of the pre-image, never a zero-filled or shifted copy.
+        let args = Value::Array(vec![Value::Int(-1), Value::Float(0.5)]);
+        for n in 0..200 {
+            let kind: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            for (q, a, p) in [
+                (None, None, None),
+                (Some("q"), None, None),
+                (None, Some(&args), Some(n as i64)),
+                (Some("q"), Some(&args), Some(-1)),
+            ] {
+                let pre = unique_key_preimage(&kind, q, a, p).unwrap();
+                let hash = blake3::hash(&pre);
+                let want = &hash.as_bytes()[..UNIQUE_KEY_LEN];
+                assert_eq!(&unique_key(&kind, q, a, p).unwrap()[..], want);
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The command line: `run` (the default), `vectors verify|regenerate|list`,
-//! `schema install|status|uninstall|print`.
+//! `schema install|status|uninstall|print`, `completions <shell>` and `man`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,6 +58,15 @@ pub enum Command {
     /// Install, compare, uninstall or print the reference contract schema.
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Print a shell completion script to stdout (e.g. `awa-conformance completions bash >
+    /// /etc/bash_completion.d/awa-conformance`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout (e.g. `awa-conformance man > awa-conformance.1`).
+    Man,
 }
 
 /// Options of `run`: libtest's own options plus database, report and baseline options.
@@ -319,6 +328,8 @@ impl Cli {
             Some(Command::Run(args)) => Action::Run(args),
             Some(Command::Vectors(cmd)) => Action::Vectors(cmd),
             Some(Command::Schema(cmd)) => Action::Schema(cmd),
+            Some(Command::Completions { shell }) => Action::Completions(shell),
+            Some(Command::Man) => Action::Man,
         }
     }
 }
@@ -338,6 +349,10 @@ pub enum Action {
     Schema(SchemaCommand),
     /// `-V` / `--version`.
     Version,
+    /// Print shell completions.
+    Completions(clap_complete::Shell),
+    /// Print the man page.
+    Man,
 }
 
 #[cfg(test)]

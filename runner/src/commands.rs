@@ -1,4 +1,5 @@
-//! The `vectors` and `schema` subcommands (the `run` action lives in [`crate::suites`]).
+//! The `vectors`, `schema`, `completions` and `man` subcommands (the `run` action lives in
+//! [`crate::suites`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -288,4 +289,65 @@ pub fn schema(cmd: &SchemaCommand) -> Result<u8, Error> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// The shell completion script for `shell`, generated from the clap definition (so it never
+/// lags behind a new flag).
+pub fn completions_script(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "awa-conformance", &mut buf);
+    buf
+}
+
+/// `completions <shell>`: print the completion script.
+pub fn completions(shell: clap_complete::Shell) -> Result<u8, Error> {
+    out(&String::from_utf8_lossy(&completions_script(shell)))?;
+    Ok(exit::SUCCESS)
+}
+
+/// The man page (roff), generated from the clap definition, exit-code table included.
+pub fn man_page() -> Result<Vec<u8>, Error> {
+    let cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(|e| Error::Harness {
+            detail: format!("cannot render the man page: {e}"),
+        })?;
+    Ok(buf)
+}
+
+/// `man`: print the man page.
+pub fn man() -> Result<u8, Error> {
+    out(&String::from_utf8_lossy(&man_page()?))?;
+    Ok(exit::SUCCESS)
+}
+
+#[cfg(test)]
+mod completion_tests {
+    use super::*;
+
+    #[test]
+    fn completions_cover_subcommands_and_flags() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let text = String::from_utf8(completions_script(shell)).unwrap();
+            for word in ["awa-conformance", "schema", "vectors", "dsn", "junit"] {
+                assert!(text.contains(word), "{shell:?} completions lack {word}");
+            }
+        }
+    }
+
+    #[test]
+    fn man_page_is_roff_with_exit_codes() {
+        let text = String::from_utf8(man_page().unwrap()).unwrap();
+        assert!(text.contains(".TH awa-conformance"), "{text:.200}");
+        assert!(text.contains("dsn"), "no --dsn");
+        assert!(text.contains("completions"), "no completions subcommand");
+        assert!(text.contains("Exit codes"));
+    }
 }

@@ -21,7 +21,33 @@ pub mod report;
 pub mod schema_install;
 pub mod suites;
 
+use std::io::Write;
+
+use clap::Parser;
 use cli::{Action, Cli};
+
+/// The whole command line as the `awa-conformance` binary runs it: parse `argv` (program name
+/// first), dispatch, print any error, and return the process exit code. The binary's `main`
+/// and the Python wheel's `awa-conformance` console script both call this, so the two
+/// commands cannot drift apart.
+pub fn main_with_args(argv: &[String]) -> u8 {
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help / --version come back as "errors" that exit 0; everything else is usage.
+            let _ = e.print();
+            return if e.exit_code() == 0 {
+                exit::SUCCESS
+            } else {
+                exit::USAGE
+            };
+        }
+    };
+    dispatch(cli, argv).unwrap_or_else(|e| {
+        let _ = writeln!(std::io::stderr(), "awa-conformance: error: {e}");
+        e.exit_code()
+    })
+}
 
 /// Run a parsed command line; `argv` is recorded (redacted) in reports.
 pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
@@ -30,5 +56,7 @@ pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
         Action::Vectors(cmd) => commands::vectors(&cmd),
         Action::Schema(cmd) => commands::schema(&cmd),
         Action::Version => commands::version(),
+        Action::Completions(shell) => commands::completions(shell),
+        Action::Man => commands::man(),
     }
 }

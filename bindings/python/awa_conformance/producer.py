@@ -21,6 +21,7 @@ because ``job_routing`` shows any other caller only the jobs its own session use
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.util
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -163,11 +164,23 @@ def build_cases(selected: Iterable[str] | None = None) -> tuple[list[Case], list
 def _import_psycopg() -> Any:
     try:
         import psycopg
-    except ImportError as e:  # pragma: no cover - exercised only without the extra installed
-        raise ConformanceError(
-            "producer checks need psycopg 3: pip install 'awa-conformance[db]'"
-        ) from e
+    except ImportError as e:
+        raise ConformanceError(_psycopg_import_error(e)) from e
     return psycopg
+
+
+def _psycopg_import_error(e: ImportError) -> str:
+    """Why ``import psycopg`` failed, with the fix: psycopg missing, or psycopg without libpq."""
+    if importlib.util.find_spec("psycopg") is None:
+        return "producer checks need psycopg 3: pip install 'awa-conformance[db]'"
+    # psycopg is installed but none of its implementations loaded: its pure-Python one needs
+    # the libpq shared library, which pip does not install.
+    cause = " ".join(str(e).split())
+    return (
+        "psycopg is installed but cannot load libpq, the PostgreSQL client library "
+        f"({cause}): install libpq (Debian/Ubuntu: apt-get install libpq5; RHEL/Fedora: "
+        "dnf install libpq) or use psycopg's bundled copy: pip install 'psycopg[binary]'"
+    )
 
 
 class ProducerSession:
@@ -202,8 +215,10 @@ class ProducerSession:
         except self._psycopg.Error as e:
             self.conn.close()
             raise ConformanceError(
-                f"schema {schema!r} has no contract_version(): install the reference SQL "
-                f"(schema/*.sql) or pass schema= naming the schema that has it ({e.diag.message_primary})"
+                f"schema {schema!r} has no contract_version(): install the reference schema with "
+                f"`awa-conformance schema install --dsn URL --schema {schema}` (the command ships "
+                f"with this package) or pass schema= naming the schema that has it "
+                f"({e.diag.message_primary})"
             ) from e
 
     def _one(self, query: Any, params: Any = None) -> Any:

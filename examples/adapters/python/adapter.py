@@ -172,6 +172,16 @@ def canonical(typed, depth=0):
         return cj_float(struct.unpack(">d", bytes.fromhex(typed["bits"]))[0])
     if t == "string":
         return cj_string(val)
+    if t == "nested":
+        # Release v1.1's compact form of a deep chain (ADR 0020): `depth` single-element
+        # arrays, or single-member objects under `key`, around `value`.
+        inner = typed["value"]
+        for _ in range(typed["depth"]):
+            if typed["container"] == "array":
+                inner = {"type": "array", "value": [inner]}
+            else:
+                inner = {"type": "object", "value": [[typed["key"], inner]]}
+        return canonical(inner, depth)
     if depth >= MAX_DEPTH:
         raise ValueError("nesting deeper than %d" % MAX_DEPTH)
     if t == "array":

@@ -631,9 +631,11 @@ pub(super) fn rejection<T: std::fmt::Debug>(
     res: Result<T, tokio_postgres::Error>,
 ) -> Result<Rejection, CaseFailure> {
     match res {
-        Ok(v) => Err(CaseFailure::new(format!(
-            "{what}: the call succeeded ({v:?}) but must be rejected"
-        ))),
+        Ok(v) => Err(CaseFailure::mismatch(
+            format!("{what}: the call succeeded but must be rejected"),
+            json!({"outcome": "rejected"}),
+            json!({"outcome": "accepted", "result": format!("{v:?}")}),
+        )),
         Err(e) => match e.as_db_error() {
             Some(d) if !is_harness_error(&e) => {
                 let detail = d

@@ -153,8 +153,8 @@ fn mutants() -> Vec<Mutant> {
         Mutant {
             name: "capabilities_empty",
             class: CAPS,
-            what: "contract_capabilities() returns []",
-            apply: |s| set_capabilities(s, ""),
+            what: "contract_capabilities() lists only contract_1_1 (an empty list stops in preflight, exit 5)",
+            apply: |s| set_capabilities(s, "'contract_1_1'"),
             killed_by: &["catalog"],
             must_fail: &["sql::catalog::core_capabilities"],
         },
@@ -165,8 +165,9 @@ fn mutants() -> Vec<Mutant> {
             apply: |s| {
                 set_capabilities(
                     s,
-                    "'concurrency_digest', 'concurrency_shard', 'expectations', 'move_shard', \
-                     'ordering_shard', 'routing_precedence', 'unique_key', 'unique_states'",
+                    "'concurrency_digest', 'concurrency_shard', 'contract_1_1', 'expectations', \
+                     'move_shard', 'ordering_shard', 'routing_precedence', 'unique_key', \
+                     'unique_states'",
                 );
             },
             killed_by: &["catalog"],
@@ -175,9 +176,9 @@ fn mutants() -> Vec<Mutant> {
         Mutant {
             name: "capabilities_empty_and_wrong_digest_tag",
             class: CAPS,
-            what: "[] capabilities hiding a digest tag without its NUL byte",
+            what: "contract_1_1-only capabilities hiding a digest tag without its NUL byte",
             apply: |s| {
-                set_capabilities(s, "");
+                set_capabilities(s, "'contract_1_1'");
                 patch(
                     s,
                     "concurrency_digest(bytea)",
@@ -187,7 +188,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["catalog", "function", "rejection", "width", "privilege"],
+            killed_by: &["catalog", "function", "rejection", "width", "privilege", "v1_1"],
             must_fail: &["sql::function::cd-", "sql::function::rp-"],
         },
         // ---- routing ----
@@ -205,7 +206,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function", "rejection", "width", "privilege"],
+            killed_by: &["function", "rejection", "width", "privilege", "v1_1"],
             must_fail: &[
                 "sql::function::cd-",
                 "sql::function::cs-",
@@ -232,7 +233,7 @@ fn mutants() -> Vec<Mutant> {
                      END $$",
                 );
             },
-            killed_by: &["function", "width", "privilege"],
+            killed_by: &["function", "width", "privilege", "lifecycle"],
             must_fail: &["sql::function::os-", "sql::width::shard_helpers"],
         },
         Mutant {
@@ -304,7 +305,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function", "rotor", "privilege"],
+            killed_by: &["function", "rotor", "privilege", "lifecycle"],
             must_fail: &["sql::rotor::unkeyed_width_"],
         },
         // ---- widths ----
@@ -393,7 +394,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["width"],
+            killed_by: &["width", "lifecycle"],
             must_fail: &["sql::width::move_shard_helper"],
         },
         Mutant {
@@ -407,7 +408,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("p_dest_width > 64", "p_dest_width > 65")],
                 );
             },
-            killed_by: &["width"],
+            killed_by: &["width", "lifecycle"],
             must_fail: &["sql::width::move_shard_helper"],
         },
         Mutant {
@@ -417,7 +418,7 @@ fn mutants() -> Vec<Mutant> {
             apply: |s| {
                 s.sql("DROP FUNCTION @S@.move_shard(integer, integer)");
             },
-            killed_by: &["width"],
+            killed_by: &["width", "lifecycle", "v1_1"],
             must_fail: &["sql::width::move_shard_helper"],
         },
         Mutant {
@@ -463,7 +464,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("IF v_bad_key IS NOT NULL THEN", "IF false THEN")],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &[
                 "sql::rejection::unknown_opts_key",
                 "sql::rejection::unknown_opts_key_beside_known",
@@ -513,7 +514,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &[
                 "sql::rejection::invalid_opts_value_shard_float",
                 "sql::rejection::invalid_opts_value_shard_integral_float",
@@ -602,7 +603,7 @@ fn mutants() -> Vec<Mutant> {
                     ],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &["sql::rejection::ordering_key_too_long"],
         },
         Mutant {
@@ -636,7 +637,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &["sql::rejection::unknown_opts_key"],
         },
         Mutant {
@@ -670,7 +671,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &["sql::rejection::opts_not_object_array"],
         },
         Mutant {
@@ -803,7 +804,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "v1_1"],
             must_fail: &["sql::rejection::ordering_key_too_long"],
         },
         Mutant {
@@ -874,22 +875,6 @@ fn mutants() -> Vec<Mutant> {
             killed_by: &["rejection"],
             must_fail: &["sql::rejection::null_arguments_mean_defaults"],
         },
-        Mutant {
-            name: "any_run_at_is_scheduled",
-            class: BOUNDARY,
-            what: "a past run_at stores scheduled",
-            apply: |s| {
-                patch_insert_job(
-                    s,
-                    &[(
-                        "CASE WHEN p_run_at > v_now THEN 'scheduled'",
-                        "CASE WHEN p_run_at IS NOT NULL THEN 'scheduled'",
-                    )],
-                );
-            },
-            killed_by: &["function", "rejection", "uniqueness", "privilege"],
-            must_fail: &["sql::rejection::past_run_at_stores_available"],
-        },
         // ---- stored values ----
         Mutant {
             name: "job_routing_reads_wrong_shard",
@@ -905,7 +890,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function", "rotor", "width", "privilege"],
+            killed_by: &["function", "rotor", "width", "privilege", "lifecycle"],
             must_fail: &[
                 "sql::function::cd-",
                 "sql::function::cs-",
@@ -974,7 +959,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["catalog", "function", "rotor", "width", "privilege"],
+            killed_by: &["catalog", "function", "rotor", "width", "privilege", "lifecycle"],
             must_fail: &[
                 "sql::function::cd-",
                 "sql::function::cs-",
@@ -997,7 +982,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["uniqueness"],
+            killed_by: &["uniqueness", "v1_1"],
             must_fail: &[
                 "sql::uniqueness::mask_excluding_initial_state_takes_no_claim",
                 "sql::uniqueness::scheduled_mask",
@@ -1017,7 +1002,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["uniqueness"],
+            killed_by: &["uniqueness", "v1_1"],
             must_fail: &["sql::uniqueness::scheduled_with_scheduled_bit_takes_claim"],
         },
         Mutant {
@@ -1079,7 +1064,7 @@ fn mutants() -> Vec<Mutant> {
             apply: |s| {
                 s.sql("DROP INDEX @S@.idx_awa_jobs_unique");
             },
-            killed_by: &["uniqueness", "race"],
+            killed_by: &["uniqueness", "race", "v1_1"],
             must_fail: &["sql::race::", "sql::uniqueness::duplicate_key_rejected"],
         },
         Mutant {
@@ -1102,7 +1087,7 @@ fn mutants() -> Vec<Mutant> {
                      ALTER FUNCTION @S@.{INSERT_JOB} SET search_path = @S@, pg_catalog"
                 ));
             },
-            killed_by: &["catalog", "privilege"],
+            killed_by: &["catalog", "privilege", "v1_1"],
             must_fail: &[
                 "sql::catalog::insert_job_security_definer",
                 "sql::catalog::insert_job_no_public_execute",
@@ -1134,7 +1119,7 @@ fn mutants() -> Vec<Mutant> {
                      ALTER FUNCTION @S@.job_routing(bigint) RESET search_path",
                 );
             },
-            killed_by: &["catalog", "privilege"],
+            killed_by: &["catalog", "privilege", "v1_1"],
             must_fail: &[
                 "sql::catalog::job_routing_no_public_execute",
                 "sql::catalog::job_routing_security_definer",
@@ -1323,8 +1308,11 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["v1_1"],
-            must_fail: &["sql::v1_1::initial_state_run_at_given_is_scheduled"],
+            killed_by: &["function", "rejection", "privilege", "v1_1"],
+            must_fail: &[
+                "sql::v1_1::initial_state_run_at_given_is_scheduled",
+                "sql::rejection::past_run_at_stores_scheduled",
+            ],
         },
         Mutant {
             name: "job_routing_unscoped",

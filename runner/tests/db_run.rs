@@ -356,7 +356,7 @@ fn missing_core_capability_is_one_failure_and_checks_the_core_anyway() {
     let s = Scratch::install(&dsn, "nocore");
     s.sql(
         "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] LANGUAGE sql AS \
-         $$ SELECT ARRAY['concurrency_digest', 'unique_key']::text[] $$",
+         $$ SELECT ARRAY['concurrency_digest', 'contract_1_1', 'unique_key']::text[] $$",
     );
     let (out, report) = run_with_report(&s, &["sql::"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));

@@ -30,6 +30,21 @@ STATES = ["scheduled", "available", "running", "completed",
           "retryable", "failed", "cancelled", "waiting_external"]
 
 MAX_DEPTH = 128  # contract §1: deeper nesting is rejected
+MAX_KEY = 4096  # contract §10 (ZA003): longer ordering and concurrency keys are rejected
+
+
+class Refused(Exception):
+    """An input the contract refuses; answered as {"error": code} (capability `errors`)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+def check_width(width):
+    if not 1 <= width <= 64:
+        raise Refused("invalid_width")
+    return width
 
 try:  # BLAKE3 for unique_key (contract §2); hashlib has no BLAKE3
     import blake3 as _blake3
@@ -66,6 +81,10 @@ def opt_key(hex_or_none):
 
 
 def route(width, ordering_key, concurrency_key):
+    check_width(width)
+    for key in (ordering_key, concurrency_key):
+        if key is not None and len(key) > MAX_KEY:
+            raise Refused("key_too_long")
     source_key = concurrency_key if concurrency_key is not None else ordering_key
     digest = None if source_key is None else concurrency_digest(source_key)
     if ordering_key is not None:
@@ -90,6 +109,8 @@ def f_ordering_shard(inp):
 
 
 def f_partition(inp):
+    if not 1 <= inp["partitions"] <= 32767:
+        raise Refused("invalid_partitions")
     p = partition_hash64(bytes.fromhex(inp["key_hex"])) % inp["partitions"]
     q = inp["logical_queue"] if p == 0 else "%s__p%d" % (inp["logical_queue"], p)
     return {"partition": p, "physical_queue": q}
@@ -103,6 +124,9 @@ def f_routing_precedence(inp):
 
 
 def f_move_shard(inp):
+    check_width(inp["destination_width"])
+    if not 0 <= inp["retained_shard"] <= 63:
+        raise Refused("invalid_shard")
     return {"shard": inp["retained_shard"] % inp["destination_width"]}
 
 
@@ -183,7 +207,7 @@ def canonical(typed, depth=0):
                 inner = {"type": "object", "value": [[typed["key"], inner]]}
         return canonical(inner, depth)
     if depth >= MAX_DEPTH:
-        raise ValueError("nesting deeper than %d" % MAX_DEPTH)
+        raise Refused("too_deep")
     if t == "array":
         return b"[" + b",".join(canonical(x, depth + 1) for x in val) + b"]"
     if t == "object":
@@ -255,7 +279,7 @@ def main():
     send({"type": "hello", "protocol": PROTOCOL,
           "implementation": {"name": "awa-conformance python reference adapter",
                              "version": "1"},
-          "capabilities": sorted(FAMILIES)})
+          "capabilities": sorted(FAMILIES) + ["errors"]})
     sys.stdout.flush()
     for line in sys.stdin:
         if not line.strip():
@@ -270,6 +294,8 @@ def main():
             continue
         try:
             send({"seq": seq, "output": broken(family, fn(msg["input"]))})
+        except Refused as r:
+            send({"seq": seq, "output": {"error": r.code}})
         except Exception as e:  # report, keep serving: one bad vector is one finding
             send({"seq": seq, "error": "%s: %s" % (type(e).__name__, e)})
     sys.stdout.flush()

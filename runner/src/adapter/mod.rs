@@ -238,12 +238,13 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
     let unknown: Vec<&str> = capabilities
         .iter()
         .map(String::as_str)
-        .filter(|c| Family::parse(c).is_none())
+        .filter(|c| Family::parse(c).is_none() && *c != ERRORS_CAPABILITY)
         .collect();
     if !unknown.is_empty() {
-        let known: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
+        let mut known: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
+        known.push(ERRORS_CAPABILITY);
         return Err(format!(
-            "unknown capability {}; the known families are {}",
+            "unknown capability {}; the known capabilities are {}",
             unknown.join(", "),
             known.join(", ")
         ));
@@ -794,6 +795,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(h.capabilities, ["move_shard"]);
+        // `errors` is a capability too (release v1.1's expected-error vectors), not a family.
+        let h =
+            parse_hello(r#"{"type":"hello","protocol":1,"capabilities":["move_shard","errors"]}"#)
+                .unwrap();
+        assert_eq!(h.capabilities, ["move_shard", "errors"]);
         assert!(parse_hello(r#"{"type":"hello","protocol":2,"capabilities":[]}"#).is_err());
         assert!(parse_hello("hello").is_err());
         assert!(parse_hello(r#"{"type":"hello","protocol":1}"#).is_err());

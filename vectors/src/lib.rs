@@ -3,21 +3,21 @@
 //! core, content IDs, manifest hashes). The generator, the file pretty-printer and JSON Schema
 //! validation are behind the `maintainer` feature, which the runner enables.
 //!
-//! Format: `docs/adr/0002-vector-format.md`; releases and errata: `docs/adr/0020-vector-releases.md`.
+//! Format: `docs/adr/0002-vector-format.md`; releases and errata: `docs/adr/0020-vector-releases-and-errata.md`; one module per family:
+//! `docs/adr/0043-one-module-per-family.md`.
 //! Public API summary: `vectors/API.md`.
 
 mod check;
 mod family;
 #[cfg(feature = "maintainer")]
 mod generate;
-#[cfg(feature = "maintainer")]
-mod generate_v1_1;
 mod hex;
 mod load;
 mod model;
 mod pretty;
 mod reject;
 mod typed;
+mod wire;
 
 #[cfg(feature = "maintainer")]
 pub use check::check_schema;
@@ -25,6 +25,15 @@ pub use check::{
     check_errata, check_ids, check_integrity, check_manifest, check_vector, compare, content_id,
     IntegrityError, Mismatch,
 };
+pub use family::canonical_json::CanonicalJsonCase;
+pub use family::concurrency_digest::ConcurrencyDigestCase;
+pub use family::concurrency_shard::ConcurrencyShardCase;
+pub use family::move_shard::MoveShardCase;
+pub use family::ordering_shard::OrderingShardCase;
+pub use family::partition::PartitionCase;
+pub use family::routing_precedence::RoutingPrecedenceCase;
+pub use family::unique_key::UniqueKeyCase;
+pub use family::unique_states::UniqueStatesCase;
 pub use family::Family;
 #[cfg(feature = "maintainer")]
 pub use generate::{
@@ -34,11 +43,7 @@ pub use load::{
     embedded, v1, Errata, ErrataEntry, Erratum, LoadError, Manifest, ManifestEntry, Pin,
     VectorFile, VectorSet, EMBEDDED, V1_1_FILES, V1_FILES,
 };
-pub use model::{
-    CanonicalJsonCase, Case, ConcurrencyDigestCase, ConcurrencyShardCase, MoveShardCase,
-    OrderingShardCase, PartitionCase, RejectedCase, RoutingPrecedenceCase, Status, UniqueKeyCase,
-    UniqueStatesCase, Vector,
-};
+pub use model::{Case, RejectedCase, Status, Vector};
 #[cfg(feature = "maintainer")]
 pub use pretty::render;
 pub use pretty::Json;

@@ -274,4 +274,25 @@ mod tests {
         prefixes.dedup();
         assert_eq!(prefixes.len(), Family::ALL.len());
     }
+
+    #[test]
+    fn has_intermediate_agrees_with_every_embedded_vector() {
+        let set = crate::embedded().expect("the embedded releases load");
+        let mut seen = std::collections::HashSet::new();
+        for (family, v) in set.iter() {
+            if matches!(v.case, crate::Case::Rejected(_)) {
+                assert!(v.case.intermediate_json().is_none(), "{}", v.id);
+                continue;
+            }
+            assert_eq!(
+                v.case.intermediate_json().is_some(),
+                family.has_intermediate(),
+                "{}",
+                v.id
+            );
+            assert_eq!(v.case.family(), family, "{}", v.id);
+            seen.insert(family);
+        }
+        assert_eq!(seen.len(), Family::ALL.len());
+    }
 }

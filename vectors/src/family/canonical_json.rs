@@ -128,6 +128,7 @@ mod cases {
     use crate::pretty::Json;
     use crate::Family;
 
+    /// Release v1's cases, in file order (frozen: changing one moves a published byte).
     pub(super) fn v1() -> Vec<Spec> {
         let cj = |d: &str, tags: &[&str], v: Value| spec(d, tags, Case::canonical_json(v));
         let mut out = vec![
@@ -414,6 +415,7 @@ mod cases {
         out
     }
 
+    /// Release v1.1's cases, in file order (frozen, like v1's).
     pub(super) fn v1_1() -> Vec<Spec> {
         let cj = |d: &str, tags: &[&str], v: Value| spec(d, tags, Case::canonical_json(v));
         let typed = |v: &Value| Json::obj([("value", crate::typed::to_typed(v))]);

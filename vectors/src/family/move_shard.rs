@@ -137,6 +137,7 @@ mod cases {
     use crate::pretty::Json;
     use crate::Family;
 
+    /// Release v1's cases, in file order (frozen: changing one moves a published byte).
     pub(super) fn v1() -> Vec<Spec> {
         let dests = [1u8, 2, 3, 7, 8, 16, 31, 32, 63, 64];
         (0u8..64)
@@ -152,6 +153,7 @@ mod cases {
             .collect()
     }
 
+    /// Release v1.1's cases, in file order (frozen, like v1's).
     pub(super) fn v1_1() -> Vec<Spec> {
         let ms = |r: i64, d: i64| {
             Json::obj([

@@ -176,6 +176,7 @@ mod cases {
     use crate::pretty::Json;
     use crate::Family;
 
+    /// Release v1's cases, in file order (frozen: changing one moves a published byte).
     pub(super) fn v1() -> Vec<Spec> {
         let keys: [(&[u8], &str); 6] = [
             (b"", "empty key"),
@@ -211,6 +212,7 @@ mod cases {
         out
     }
 
+    /// Release v1.1's cases, in file order (frozen, like v1's).
     pub(super) fn v1_1() -> Vec<Spec> {
         let keys: [(&[u8], &str); 5] = [
             (&[0x80], "key 0x80"),

@@ -192,6 +192,7 @@ mod cases {
     use crate::pretty::Json;
     use crate::Family;
 
+    /// Release v1's cases, in file order (frozen: changing one moves a published byte).
     pub(super) fn v1() -> Vec<Spec> {
         let oks: [(Option<&[u8]>, &str); 3] = [
             (None, "no ordering key"),
@@ -299,6 +300,7 @@ mod cases {
         keys
     }
 
+    /// Release v1.1's cases, in file order (frozen, like v1's).
     pub(super) fn v1_1() -> Vec<Spec> {
         let widths = [3u8, 8, 13, 64, 5, 32, 17, 2];
         let keys = routing_keys();

@@ -198,6 +198,7 @@ mod cases {
     use crate::pretty::Json;
     use crate::Family;
 
+    /// Release v1's cases, in file order (frozen: changing one moves a published byte).
     pub(super) fn v1() -> Result<Vec<Spec>, GenerateError> {
         let uk =
             |d: &str, tags: &[&str], k: &str, q: Option<&str>, a: Option<Value>, p: Option<i64>| {
@@ -449,6 +450,7 @@ mod cases {
         Case::unique_key("b3", None, Some(obj(&[("s", Value::String(s))])), None)
     }
 
+    /// Release v1.1's cases, in file order (frozen, like v1's).
     pub(super) fn v1_1() -> Result<Vec<Spec>, GenerateError> {
         let lengths: [(usize, &str); 13] = [
             (63, "one byte short of a 64-byte block"),

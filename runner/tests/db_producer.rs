@@ -314,6 +314,102 @@ fn schemas_accept_the_real_traffic() {
         .is_valid(&serde_json::json!({"type":"hello","protocol":1,"capabilities":["enqueue"]})));
 }
 
+/// The library entry: `producer::check` with the subprocess producer, expected failures
+/// applied by the one matcher (a listed failure is xfail, a listed pass is unexpected_pass).
+fn library_check_applies_expected_failures() {
+    use awa_conformance_runner::expected::{Entry, ExpectedFailures};
+    use awa_conformance_runner::outcome::Status;
+    use awa_conformance_runner::producer::{self, process, CheckOptions};
+    use std::sync::Arc;
+
+    let s = Scratch::install(&dsn(), "prod_lib");
+    let db = producer::connect(&s.dsn, &s.schema, "awa_producer").unwrap();
+    let p = process::SubprocessProducer::new(
+        &with("AWA_TEST_PRODUCER_MUTANT=pad_states"),
+        vec![
+            (producer::DSN_ENV.to_owned(), s.dsn.clone()),
+            (producer::SCHEMA_ENV.to_owned(), s.schema.clone()),
+        ],
+        process::ProcessLimits::default(),
+    );
+    let entry = |id: &str| Entry {
+        id: id.to_owned(),
+        reason: "test".to_owned(),
+    };
+    let expected = ExpectedFailures::from_entries(vec![
+        entry("refusal::unique_states_4_bits"),
+        entry("producer::refusal::duplicate"),
+    ]);
+    let options = CheckOptions {
+        filter: Some(Arc::new(|n: &str| n.starts_with("producer::refusal::"))),
+        ..CheckOptions::default()
+    };
+    let set = awa_conformance_vectors::embedded().unwrap();
+    let results = producer::check(Box::new(p), &db, &set, expected, &options).unwrap();
+    let status = |n: &str| {
+        results
+            .iter()
+            .find(|r| r.name == format!("producer::refusal::{n}"))
+            .map(|r| r.status)
+            .unwrap_or_else(|| panic!("no result for {n}: {results:?}"))
+    };
+    assert_eq!(status("unique_states_4_bits"), Status::ExpectedFailure);
+    assert_eq!(status("duplicate"), Status::UnexpectedPass);
+    assert_eq!(status("unique_states_9_bits"), Status::Failed);
+    assert_eq!(status("ordering_key_too_long"), Status::Passed);
+    assert!(
+        results.iter().all(|r| r.name != "producer::stop"),
+        "stopped cleanly"
+    );
+    db.cleanup().unwrap();
+    assert_clean(&s);
+}
+
+fn validate_producer_checks_the_protocol_alone() {
+    let s = Scratch::install(&dsn(), "prod_val");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &producer(),
+            "--validate-producer",
+            "producer::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        cases_with(&report, "passed").len(),
+        5,
+        "{:?}",
+        cases_with(&report, "passed")
+    );
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &with("AWA_TEST_PRODUCER_MUTANT=pad_states"),
+            "--validate-producer",
+            "producer::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        cases_with(&report, "failed"),
+        ["producer::protocol::refusal"]
+    );
+    let (out, _) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            "echo nope",
+            "--validate-producer",
+            "producer::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_clean(&s);
+}
+
 fn main() {
     main_with(vec![
         (
@@ -360,6 +456,16 @@ fn main() {
             "schemas_accept_the_real_traffic",
             Gate::Dsn,
             schemas_accept_the_real_traffic,
+        ),
+        (
+            "library_check_applies_expected_failures",
+            Gate::Dsn,
+            library_check_applies_expected_failures,
+        ),
+        (
+            "validate_producer_checks_the_protocol_alone",
+            Gate::Dsn,
+            validate_producer_checks_the_protocol_alone,
         ),
     ])
 }

@@ -190,10 +190,25 @@ pub(super) async fn preflight(
     let found = procs(&client, ns, "insert_job").await.map_err(q)?;
     let ij = match found.as_slice() {
         [] => {
+            // Released Awa (insert_job_compat, no insert_job): the compat profile runs.
+            if let Some(released) = super::compat::detect(&client, schema).await.map_err(q)? {
+                return Ok(DbSetup {
+                    pg: Arc::clone(pg),
+                    schema: schema.to_owned(),
+                    producer_role: producer_role.to_owned(),
+                    run_id: super::run_id(),
+                    capabilities: Vec::new(),
+                    contract_version: 0,
+                    server_version,
+                    compat: Some(released),
+                    producer: std::sync::Mutex::new(None),
+                    liveness: None,
+                });
+            }
             return Err(PreflightError::Schema(format!(
                 "{s}.insert_job does not exist; {}",
                 fix(schema)
-            )))
+            )));
         }
         [one] => one,
         many => {
@@ -290,6 +305,7 @@ pub(super) async fn preflight(
         capabilities,
         contract_version: version,
         server_version,
+        compat: None,
         producer: std::sync::Mutex::new(None),
         liveness: None,
     })

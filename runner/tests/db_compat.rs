@@ -315,7 +315,7 @@ const MUTANTS: &[Mutant] = &[
     Mutant {
         name: "fnv_add_then_multiply",
         edits: &[(HASH_STEP, "(v_hash + get_byte(p_ordering_key, v_i)) * 1099511628211")],
-        filters: &["sql::compat::ordering_shard::", "sql::compat::partition::"],
+        filters: &["sql::compat::ordering_shard::"],
     },
     Mutant {
         name: "shard_out_of_width",
@@ -357,7 +357,7 @@ const MUTANTS: &[Mutant] = &[
     Mutant {
         name: "claim_never",
         edits: &[(CLAIM_RULE, "AND false")],
-        filters: &["sql::compat::unique_states::", "sql::compat::unique_key::"],
+        filters: &["sql::compat::unique_states::"],
     },
     Mutant {
         name: "unique_states_stored_reversed",

@@ -194,12 +194,12 @@ fn released_awa_passes_the_compat_profile_and_is_left_as_found() {
         passed.len()
     );
     for family in [
-        "ordering_shard::w1",
-        "ordering_shard::w64",
-        "unique_key::",
-        "unique_states::",
+        "ordering::w1",
+        "ordering::w64",
+        "unique::",
+        "claims::",
         "validation::",
-        "partition::",
+        "partitioned::",
     ] {
         assert!(
             passed
@@ -265,9 +265,7 @@ fn canonical_engine_runs_validation_and_says_why_the_rest_does_not_apply() {
         .all(|n| n.starts_with("sql::compat::validation::")));
     assert!(!compat_names(&report, "passed").is_empty());
     let na = compat_names(&report, "not_applicable");
-    assert!(na
-        .iter()
-        .any(|n| n.starts_with("sql::compat::ordering_shard::")));
+    assert!(na.iter().any(|n| n.starts_with("sql::compat::ordering::")));
     assert!(report["provenance"]["extra"]["released_awa"]
         .as_str()
         .unwrap()
@@ -315,7 +313,7 @@ const MUTANTS: &[Mutant] = &[
     Mutant {
         name: "fnv_add_then_multiply",
         edits: &[(HASH_STEP, "(v_hash + get_byte(p_ordering_key, v_i)) * 1099511628211")],
-        filters: &["sql::compat::ordering_shard::"],
+        filters: &["sql::compat::ordering::"],
     },
     Mutant {
         name: "shard_out_of_width",
@@ -323,7 +321,7 @@ const MUTANTS: &[Mutant] = &[
             "v_enqueue_shard := MOD(v_hash, v_enqueue_shards)::smallint;",
             "v_enqueue_shard := MOD(v_hash, v_enqueue_shards + 1)::smallint;",
         )],
-        filters: &["sql::compat::ordering_shard::"],
+        filters: &["sql::compat::ordering::"],
     },
     Mutant {
         name: "width_ignored",
@@ -331,7 +329,7 @@ const MUTANTS: &[Mutant] = &[
             "v_enqueue_shards := COALESCE(v_enqueue_shards, 1);",
             "v_enqueue_shards := 1;",
         )],
-        filters: &["sql::compat::ordering_shard::w2"],
+        filters: &["sql::compat::ordering::w2"],
     },
     Mutant {
         name: "physical_queue_renamed",
@@ -339,7 +337,7 @@ const MUTANTS: &[Mutant] = &[
             "v_queue TEXT := COALESCE(p_queue, 'default');",
             "v_queue TEXT := replace(COALESCE(p_queue, 'default'), '_p', '_q');",
         )],
-        filters: &["sql::compat::partition::"],
+        filters: &["sql::compat::partitioned::"],
     },
     Mutant {
         name: "unique_key_truncated",
@@ -347,17 +345,17 @@ const MUTANTS: &[Mutant] = &[
             "BEGIN\n    IF length(p_kind)",
             "BEGIN\n    p_unique_key := substring(p_unique_key from 1 for 15);\n    IF length(p_kind)",
         )],
-        filters: &["sql::compat::unique_key::"],
+        filters: &["sql::compat::unique::"],
     },
     Mutant {
         name: "claim_whatever_the_mask",
         edits: &[(CLAIM_RULE, "")],
-        filters: &["sql::compat::unique_states::"],
+        filters: &["sql::compat::claims::"],
     },
     Mutant {
         name: "claim_never",
         edits: &[(CLAIM_RULE, "AND false")],
-        filters: &["sql::compat::unique_states::"],
+        filters: &["sql::compat::claims::"],
     },
     Mutant {
         name: "unique_states_stored_reversed",
@@ -365,7 +363,7 @@ const MUTANTS: &[Mutant] = &[
             "ELSE p_unique_states::TEXT",
             "ELSE reverse(p_unique_states::TEXT)",
         )],
-        filters: &["sql::compat::unique_states::"],
+        filters: &["sql::compat::claims::"],
     },
     Mutant {
         name: "validation_order_reversed",

@@ -5,15 +5,15 @@
 //! `schema_version` table, an `insert_job_compat` that takes `p_ordering_key`, no `insert_job`)
 //! and runs the `sql::compat::*` cases, which check what released Awa shares with the contract:
 //!
-//! * `ordering_shard::w<width>`: every ordering_shard vector at every width 1..=64 through
+//! * `ordering::w<width>`: every ordering_shard vector at every width 1..=64 through
 //!   `insert_job_compat`, on a run-scoped queue whose width is set in `queue_meta`; the shard is
 //!   read back from queue storage (`ready_entries.enqueue_shard`);
-//! * `unique_key::<id>`: every unique_key vector's key stored byte-exact, with its claim;
-//! * `unique_states::<id>`: every mask: a second insert with the same key is refused with 23505
+//! * `unique::<id>`: every unique_key vector's key stored byte-exact, with its claim;
+//! * `claims::<id>`: every mask: a second insert with the same key is refused with 23505
 //!   on `idx_awa_jobs_unique` exactly when the first job's initial state (available, then
 //!   scheduled) is in the mask;
 //! * `validation::*`: the released validation SQLSTATEs and messages the contract copies;
-//! * `partition::<id>`: every partition vector's physical queue takes the job with its key's
+//! * `partitioned::<id>`: every partition vector's physical queue takes the job with its key's
 //!   ordering shard.
 //!
 //! Every case runs in a transaction that is rolled back: the run commits nothing, so the
@@ -36,7 +36,9 @@ use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::schema_install::quote_ident;
 
-/// The suite prefix of every compat case (`sql::compat::<family>::<case>`).
+/// The suite prefix of every compat case (`sql::compat::<group>::<case>`). Group names never
+/// end in a vector family's name, so a family filter such as `unique_key::` keeps selecting
+/// the offline cases only.
 const SUITE: &str = "compat";
 
 /// Released Awa as preflight found it.
@@ -146,13 +148,13 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
     .collect()
 }
 
-/// A case of this suite: `sql::compat::<family>::<case>`.
+/// A case of this suite: `sql::compat::<group>::<case>`.
 fn case(
-    family: &str,
+    group: &str,
     name: &str,
     check: impl FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFailure> + Send + 'static,
 ) -> Case {
-    Case::new(&format!("{SUITE}::{family}"), name, check)
+    Case::new(&format!("{SUITE}::{group}"), name, check)
 }
 
 /// The released setup of a compat case (the trials are built only for released Awa).

@@ -1,4 +1,4 @@
-//! `sql::compat::ordering_shard::w<width>` and `sql::compat::partition::<id>`: ordering-key
+//! `sql::compat::ordering::w<width>` and `sql::compat::partitioned::<id>`: ordering-key
 //! routing of released `insert_job_compat`, read back from queue storage.
 
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub(super) fn ordering_cases(vectors: &VectorSet) -> Vec<Case> {
     (1..=MAX_WIDTH)
         .map(|w| {
             let keys = Arc::clone(&keys);
-            case("ordering_shard", &format!("w{w}"), move |db| {
+            case("ordering", &format!("w{w}"), move |db| {
                 ordering_at(&db, w, &keys)
             })
         })
@@ -115,7 +115,7 @@ pub(super) fn partition_cases(vectors: &VectorSet) -> Vec<Case> {
         .filter_map(|(_, v)| match &v.case {
             VCase::Partition(c) => {
                 let (key, partition) = (c.key.clone(), c.partition);
-                Some(case("partition", &v.id, move |db| {
+                Some(case("partitioned", &v.id, move |db| {
                     partition_case(&db, &key, partition)
                 }))
             }

@@ -1,4 +1,4 @@
-//! `sql::compat::unique_key::<id>` and `sql::compat::unique_states::<id>`: unique_key storage
+//! `sql::compat::unique::<id>` and `sql::compat::claims::<id>`: unique_key storage
 //! and the duplicate rule of released `insert_job_compat` for every state mask.
 
 use std::sync::Arc;
@@ -28,9 +28,7 @@ pub(super) fn unique_key_cases(vectors: &VectorSet) -> Vec<Case> {
         .filter_map(|(_, v)| match &v.case {
             VCase::UniqueKey(c) => {
                 let key = c.unique_key.to_vec();
-                Some(case("unique_key", &v.id, move |db| {
-                    unique_key_case(&db, &key)
-                }))
+                Some(case("unique", &v.id, move |db| unique_key_case(&db, &key)))
             }
             _ => None,
         })
@@ -89,7 +87,7 @@ pub(super) fn unique_states_cases(vectors: &VectorSet) -> Vec<Case> {
         .filter_map(|(_, v)| match &v.case {
             VCase::UniqueStates(c) => {
                 let (bits, states) = (c.bits.clone(), c.states.clone());
-                Some(case("unique_states", &v.id, move |db| {
+                Some(case("claims", &v.id, move |db| {
                     mask_case(&db, &bits, &states)
                 }))
             }

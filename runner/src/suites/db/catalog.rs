@@ -8,6 +8,9 @@
 //! of ADR-043 (SECURITY DEFINER, the exact search_path, no PUBLIC EXECUTE, a bounded owner) are
 //! cases: a schema that breaks them is nonconformant, not unusable. So is a capability list
 //! that lacks part of the mandatory core (`core_capabilities`, docs/contract.md §12.1).
+//!
+//! A schema without `insert_job` that is released Awa (see [`super::compat`]) is not refused:
+//! preflight returns a setup for the compat profile instead (ADR 0041).
 
 use std::sync::Arc;
 

@@ -273,6 +273,42 @@ fn canonical_engine_runs_validation_and_says_why_the_rest_does_not_apply() {
     assert_eq!(before, db.snapshot());
 }
 
+/// Released Awa as most installations run it: a login role without CREATEROLE that owns the
+/// database and migrated it. The compat profile needs no role of its own, so preflight must
+/// not ask for CREATEROLE.
+fn released_awa_owned_by_an_app_role_needs_no_createrole() {
+    let admin = dsn();
+    let role = format!("awa_compat_app_{}", suffix());
+    let name = format!("awa_compat_app_{}", suffix());
+    sql(&admin, &format!("CREATE ROLE {role} LOGIN NOCREATEROLE"));
+    sql(&admin, &format!("CREATE DATABASE {name} OWNER {role}"));
+    let (scheme, rest) = admin.split_once("://").unwrap();
+    let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+    let url = with_db(&format!("{scheme}://{role}@{host}"), &name);
+    let db = Db {
+        admin: admin.clone(),
+        name,
+        url: url.clone(),
+    };
+    let cli = awa_cli().expect("the released awa CLI");
+    let out = Command::new(cli)
+        .arg("migrate")
+        .env("DATABASE_URL", &url)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "awa migrate: {}", text(&out.stderr));
+    assert_eq!(
+        scalar(&url, "SELECT awa.storage_auto_finalize_if_fresh('awa')"),
+        "t"
+    );
+    let (out, report) = db.run(&["sql::compat::validation::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!compat_names(&report, "passed").is_empty());
+    drop(db);
+    sql(&admin, &format!("DROP ROLE IF EXISTS {role}"));
+}
+
 /// A mutant of released `insert_job_compat`: text replacements on its definition.
 struct Mutant {
     name: &'static str,
@@ -487,6 +523,11 @@ fn main() {
             "canonical_engine_runs_validation_and_says_why_the_rest_does_not_apply",
             gate(),
             canonical_engine_runs_validation_and_says_why_the_rest_does_not_apply,
+        ),
+        (
+            "released_awa_owned_by_an_app_role_needs_no_createrole",
+            gate(),
+            released_awa_owned_by_an_app_role_needs_no_createrole,
         ),
         (
             "every_compat_case_fails_on_some_mutant",

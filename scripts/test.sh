@@ -153,6 +153,33 @@ PYEOF
     return "$rc"
 }
 
+# The compat profile against released Awa as a user meets it: a fresh database migrated by the
+# released CLI (awa-cli 0.6.9 in the venv), queue storage activated as a fresh 0.6.x worker does,
+# then a plain `awa-conformance --dsn` run, which must pass with at least 200 compat cases and
+# leave awa.jobs as it found it.
+compat_profile() {
+    local db="awa_compat_ci_$$" url rc=0 before after
+    url="${DATABASE_URL%/*}/$db"
+    psql -X -q -d "$DATABASE_URL" -c "CREATE DATABASE $db" || return 1
+    DATABASE_URL="$url" NO_COLOR=1 awa migrate >/dev/null &&
+        [ "$(psql -X -qAt -d "$url" -c "SELECT awa.storage_auto_finalize_if_fresh('awa')")" = t ] || rc=1
+    if [ "$rc" -eq 0 ]; then
+        before="$(psql -X -qAt -d "$url" -c 'SELECT count(*) FROM awa.jobs')"
+        "$RUNNER" --dsn "$url" -q --report-json "$REPORTS/compat.json" || rc=$?
+        after="$(psql -X -qAt -d "$url" -c 'SELECT count(*) FROM awa.jobs')"
+        [ "$before" = "$after" ] || { echo "compat_profile: awa.jobs went from $before to $after rows" >&2; rc=1; }
+        "$PY" - "$REPORTS/compat.json" <<'PYEOF' || rc=1
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))
+passed = [c["name"] for c in report["cases"] if c["status"] == "passed" and c["name"].startswith("sql::compat::")]
+if len(passed) < 200 or report["provenance"]["level"] != "compat":
+    sys.exit(f"compat_profile: {len(passed)} compat cases passed (need 200), level {report['provenance']['level']}")
+PYEOF
+    fi
+    psql -X -q -d "$DATABASE_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || rc=1
+    return "$rc"
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -177,6 +204,7 @@ step "python example adapter"    python_adapter
 step "examples use no kit"       pytest_suite -q tests/examples
 step "documented examples"       doc_examples
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
+step "compat profile vs awa 0.6.9" compat_profile
 
 # --- summary ------------------------------------------------------------------------------------
 printf '\n==================== summary ====================\n'

@@ -2,7 +2,8 @@
 -- row each, for contract schema $1 and producer role $2 (server version number $3):
 -- USAGE on the schema; EXECUTE on its functions; SELECT and DELETE on every table the sweep
 -- reads by queue or job id; INSERT on queue_meta (queue widths); CREATEROLE and, on 16+, ADMIN
--- on the producer role (the temporary login role of the least-privilege cases).
+-- on the producer role (the temporary login role of the least-privilege cases), only when $4
+-- (false for released Awa: the compat profile creates no role).
 WITH ns AS (SELECT oid, nspname FROM pg_catalog.pg_namespace WHERE nspname = $1)
 SELECT format('USAGE on schema %I', ns.nspname)
 FROM ns
@@ -27,9 +28,9 @@ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
 UNION ALL
 SELECT 'CREATEROLE (to create the temporary login role of the least-privilege cases)'
 FROM pg_catalog.pg_roles r
-WHERE r.rolname = current_user AND NOT (r.rolsuper OR r.rolcreaterole)
+WHERE r.rolname = current_user AND NOT (r.rolsuper OR r.rolcreaterole) AND $4::boolean
 UNION ALL
 SELECT format('ADMIN OPTION on role %I (to grant it to the temporary login role)', p.rolname)
 FROM pg_catalog.pg_roles p
-WHERE p.rolname = $2 AND $3 >= 160000
+WHERE p.rolname = $2 AND $3 >= 160000 AND $4::boolean
   AND NOT pg_catalog.pg_has_role(current_user, p.oid, 'MEMBER WITH ADMIN OPTION')

@@ -8,6 +8,9 @@
 //! of ADR-043 (SECURITY DEFINER, the exact search_path, no PUBLIC EXECUTE, a bounded owner) are
 //! cases: a schema that breaks them is nonconformant, not unusable. So is a capability list
 //! that lacks part of the mandatory core (`core_capabilities`, docs/contract.md §12.1).
+//!
+//! A schema without `insert_job` that is released Awa (see [`super::compat`]) is not refused:
+//! preflight returns a setup for the compat profile instead (ADR 0044).
 
 use std::sync::Arc;
 
@@ -190,10 +193,25 @@ pub(super) async fn preflight(
     let found = procs(&client, ns, "insert_job").await.map_err(q)?;
     let ij = match found.as_slice() {
         [] => {
+            // Released Awa (insert_job_compat, no insert_job): the compat profile runs.
+            if let Some(released) = super::compat::detect(&client, schema).await.map_err(q)? {
+                return Ok(DbSetup {
+                    pg: Arc::clone(pg),
+                    schema: schema.to_owned(),
+                    producer_role: producer_role.to_owned(),
+                    run_id: super::run_id(),
+                    capabilities: Vec::new(),
+                    contract_version: 0,
+                    server_version,
+                    compat: Some(released),
+                    producer: std::sync::Mutex::new(None),
+                    liveness: None,
+                });
+            }
             return Err(PreflightError::Schema(format!(
                 "{s}.insert_job does not exist; {}",
                 fix(schema)
-            )))
+            )));
         }
         [one] => one,
         many => {
@@ -290,6 +308,7 @@ pub(super) async fn preflight(
         capabilities,
         contract_version: version,
         server_version,
+        compat: None,
         producer: std::sync::Mutex::new(None),
         liveness: None,
     })

@@ -85,10 +85,15 @@ pub async fn check(
              database, or RESET default_transaction_read_only for it"
         )));
     }
+    // Released Awa runs the compat profile, which creates no login role (ADR 0044).
+    let needs_role = super::compat::detect(&client, schema)
+        .await
+        .map_err(q)?
+        .is_none();
     let missing: Vec<String> = client
         .query(
             include_str!("../../../sql/env_missing_privileges.sql"),
-            &[&schema, &producer_role, &version],
+            &[&schema, &producer_role, &version, &needs_role],
         )
         .await
         .map_err(q)?

@@ -22,6 +22,7 @@
 //! of the cluster, i.e. of runs that were killed before they could clean up ([`sweep`]).
 
 mod catalog;
+pub mod compat;
 pub mod environment;
 mod function;
 pub mod levels;
@@ -75,6 +76,8 @@ pub struct DbSetup {
     pub contract_version: i32,
     /// `SHOW server_version`.
     pub server_version: String,
+    /// Released Awa (no `insert_job`): the compat profile runs instead of the contract's cases.
+    pub compat: Option<compat::Released>,
     /// The least-privilege login role's door, set up by the first case that needs it.
     pub(crate) producer: std::sync::Mutex<Option<privilege::Producer>>,
     /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
@@ -189,11 +192,23 @@ pub fn preflight(
         );
     }
     ctx.set_provenance(PROVENANCE_SERVER_VERSION, setup.server_version.clone());
-    ctx.set_provenance(
-        PROVENANCE_CONTRACT_VERSION,
-        setup.contract_version.to_string(),
-    );
-    ctx.set_provenance(PROVENANCE_LEVEL, levels::level(&setup.capabilities));
+    if let Some(released) = &setup.compat {
+        ctx.set_provenance(
+            PROVENANCE_CONTRACT_VERSION,
+            format!(
+                "none (released Awa, schema version {})",
+                released.schema_version
+            ),
+        );
+        ctx.set_provenance(PROVENANCE_LEVEL, "compat".to_owned());
+        ctx.set_provenance("released_awa", released.describe());
+    } else {
+        ctx.set_provenance(
+            PROVENANCE_CONTRACT_VERSION,
+            setup.contract_version.to_string(),
+        );
+        ctx.set_provenance(PROVENANCE_LEVEL, levels::level(&setup.capabilities));
+    }
     Ok(Arc::new(setup))
 }
 
@@ -236,8 +251,25 @@ pub fn trials(
     .into_iter()
     .flatten()
     .collect();
+    // The compat cases run only on released Awa (listed always, so names and filters work
+    // without a database); there, the contract's own cases do not apply.
+    let released = db.and_then(|d| d.compat.as_ref());
+    let compat_cases = match db {
+        Some(d) if d.compat.is_none() => Vec::new(),
+        _ => compat::cases(vectors),
+    };
     cases
         .into_iter()
-        .map(|case| support::to_trial(ctx, db, no_db_reason, case))
+        .map(|case| match released {
+            Some(r) => {
+                ctx.not_applicable(SUITE, case.name.clone(), r.contract_case_reason(&case.name))
+            }
+            None => support::to_trial(ctx, db, no_db_reason, case),
+        })
+        .chain(
+            compat_cases
+                .into_iter()
+                .map(|case| support::to_trial(ctx, db, no_db_reason, case)),
+        )
         .collect()
 }

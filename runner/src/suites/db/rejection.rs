@@ -42,11 +42,11 @@ const fn released(message: &'static str) -> Want {
     }
 }
 
-const KIND_MSG: &str = "job kind length must be <= 200 characters";
-const QUEUE_MSG: &str = "queue name length must be <= 200 characters";
-const PRIORITY_MSG: &str = "priority must be between 1 and 4";
-const ATTEMPTS_MSG: &str = "max_attempts must be between 1 and 1000";
-const TAGS_MSG: &str = "job tags must contain at most 20 values";
+pub(super) const KIND_MSG: &str = "job kind length must be <= 200 characters";
+pub(super) const QUEUE_MSG: &str = "queue name length must be <= 200 characters";
+pub(super) const PRIORITY_MSG: &str = "priority must be between 1 and 4";
+pub(super) const ATTEMPTS_MSG: &str = "max_attempts must be between 1 and 1000";
+pub(super) const TAGS_MSG: &str = "job tags must contain at most 20 values";
 
 /// The three v1 `opts` keys (the `allowed` member of `unknown_opts_key`).
 const OPTS_KEYS: &[&str] = &[

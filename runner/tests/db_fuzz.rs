@@ -16,8 +16,10 @@ mod db_support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use awa_conformance_runner::exit::{NONCONFORMANT, SUCCESS, USAGE};
-use db_support::{dsn, main_with, run, scalar, text, Gate, Scratch};
+use std::time::{Duration, Instant};
+
+use awa_conformance_runner::exit::{HARNESS, INTERRUPTED, NONCONFORMANT, SUCCESS, USAGE};
+use db_support::{dsn, main_with, run, scalar, spawn, text, Gate, Scratch};
 use serde_json::Value;
 
 /// Every fuzz run here is a few seconds; only a hang reaches this.
@@ -248,6 +250,72 @@ fn wrong_adapter_is_found_and_its_vector_replays() {
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
 }
 
+/// SIGINT mid-run: exit 130 and the database as found (nothing was ever committed).
+fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
+    let s = Scratch::install(&dsn(), "fuzzint");
+    let before = snapshot(&s);
+    let child = spawn(
+        &[
+            "fuzz",
+            "--dsn",
+            &s.dsn,
+            "--schema",
+            &s.schema,
+            "--seed",
+            "9",
+            "--seconds",
+            "120",
+        ],
+        &[],
+    );
+    // Wait until the run holds a fuzz transaction open (the signal handler is in place by then).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let open = scalar(
+            &s.dsn,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'awa-conformance' \
+             AND xact_start IS NOT NULL",
+        );
+        if open != "0" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no fuzz transaction within 120s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = db_support::wait(child, BOUND_SECS);
+    assert_eq!(code(&out), Some(i32::from(INTERRUPTED)), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("nothing was committed"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(snapshot(&s), before, "fuzz changed the database");
+}
+
+/// An adapter that dies on one kind of input: a harness error (exit 6), and the input that
+/// kills it, retried alone, is printed like a finding.
+fn adapter_crash_names_the_input() {
+    let out = fuzz(&[
+        "--adapter",
+        &format!("{} crash", wrong_adapter()),
+        "--seed",
+        "2",
+        "--cases",
+        "150",
+        "--adapter-timeout",
+        "5",
+    ]);
+    assert_eq!(code(&out), Some(i32::from(HARNESS)), "{}", show(&out));
+    let found = findings(&out);
+    assert!(!found.is_empty(), "no culprit printed: {}", show(&out));
+    for f in &found {
+        assert_eq!(f["family"], "concurrency_digest", "{f}");
+        assert!(f["vector"]["input"]["key_hex"].as_str().unwrap().len() > 2048);
+    }
+}
+
 fn usage_errors() {
     // No budget, no target, and an adapter that checks nothing.
     let out = fuzz(&["--adapter", "true", "--seed", "1"]);
@@ -277,14 +345,12 @@ fn main() {
         .arg("import blake3")
         .output()
         .is_ok_and(|o| o.status.success());
-    let py = Gate::When(
-        python,
-        "python3 with the blake3 package (scripts/install-deps.sh)",
-    );
-    let py2 = Gate::When(
-        python,
-        "python3 with the blake3 package (scripts/install-deps.sh)",
-    );
+    let py = || {
+        Gate::When(
+            python,
+            "python3 with the blake3 package (scripts/install-deps.sh)",
+        )
+    };
     main_with(vec![
         (
             "reference_schema_fuzz_finds_nothing_and_leaves_the_database_as_found",
@@ -303,13 +369,23 @@ fn main() {
         ),
         (
             "example_adapter_fuzz_finds_nothing",
-            py,
+            py(),
             example_adapter_fuzz_finds_nothing,
         ),
         (
             "wrong_adapter_is_found_and_its_vector_replays",
-            py2,
+            py(),
             wrong_adapter_is_found_and_its_vector_replays,
+        ),
+        (
+            "sigint_stops_cleanly_and_leaves_the_database_as_found",
+            Gate::Dsn,
+            sigint_stops_cleanly_and_leaves_the_database_as_found,
+        ),
+        (
+            "adapter_crash_names_the_input",
+            py(),
+            adapter_crash_names_the_input,
         ),
         ("usage_errors", Gate::None, usage_errors),
     ]);

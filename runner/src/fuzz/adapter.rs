@@ -5,8 +5,8 @@
 //! a run sends the frozen vectors (same request shapes, bounds and process-group handling),
 //! and each answer is judged by the runner's one comparison of an answer with a vector. The
 //! first hello fixes which families are generated from then on. When the adapter crashes,
-//! hangs or breaks the protocol, the unanswered vectors of the batch are retried one by one
-//! (a few at most), so the input that kills it is printed like any other finding.
+//! hangs or breaks the protocol, the unanswered vectors of the batch are bisected (a bounded
+//! number of exchanges), so the input that kills it is printed like any other finding.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -19,8 +19,9 @@ use super::{Checked, Finding, Stop};
 use crate::adapter::{exchange_with, AdapterError, Answer, Limits, ERRORS_CAPABILITY};
 use crate::error::Error;
 
-/// How many unanswered vectors of a failed batch are retried alone to find the culprit.
-const CULPRIT_RETRIES: usize = 4;
+/// How many exchanges the search for the input that kills the adapter may take (halving the
+/// suspects each time: enough for a batch of 9 * 1024 vectors).
+const CULPRIT_ROUNDS: usize = 15;
 
 /// An adapter under fuzz.
 #[derive(Debug)]
@@ -107,6 +108,33 @@ impl AdapterTarget {
         }
     }
 
+    /// The vector that makes the adapter fail alone, with its problems: halve `suspects` (a
+    /// set the adapter failed on) until one vector is left, keeping the first half that fails
+    /// and otherwise the second; at most [`CULPRIT_ROUNDS`] exchanges. `None` when the last one
+    /// does not fail alone (the failure needs several inputs) or the run was stopped.
+    fn culprit<'g>(
+        &self,
+        mut suspects: Vec<&'g Generated>,
+        limits: &Limits<'_>,
+    ) -> Option<(&'g Generated, Vec<String>)> {
+        for _ in 0..CULPRIT_ROUNDS {
+            if (limits.stopped)() {
+                return None;
+            }
+            let half = suspects.len().div_ceil(2);
+            let first: Vec<&Generated> = suspects.iter().take(half).copied().collect();
+            let s =
+                exchange_with(&self.cmd, self.dsn.as_deref(), &self.set(&first), limits).ok()?;
+            match (first.as_slice(), s.problems.is_empty()) {
+                ([only], false) => return Some((*only, s.problems)),
+                (_, false) => suspects = first,
+                (_, true) if suspects.len() > 1 => suspects = suspects.split_off(half),
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// Send `batch` (duplicate IDs once) to one adapter process and judge every answer.
     ///
     /// # Errors
@@ -175,33 +203,21 @@ impl AdapterTarget {
                 session.hello.name,
                 session.problems.join("; ")
             ));
-            // Find the input that kills it: retry a few unanswered vectors alone.
-            let mut retried = BTreeSet::new();
-            for g in unanswered.iter().filter(|g| declared(g)) {
-                if retried.len() >= CULPRIT_RETRIES || stopped() {
-                    break;
-                }
-                if !retried.insert(g.vector.id.clone()) {
-                    continue;
-                }
-                if let Ok(s) =
-                    exchange_with(&self.cmd, self.dsn.as_deref(), &self.set(&[*g]), &limits)
-                {
-                    if !s.problems.is_empty() {
-                        let mut f = Finding::new(
-                            g,
-                            format!(
-                                "the adapter failed on this input alone (a harness error, exit \
-                                 6): {}",
-                                s.problems.join("; ")
-                            ),
-                            g.vector.case.expected_json().to_serde(),
-                            json!({ "problems": s.problems }),
-                        );
-                        f.harness = true;
-                        out.findings.push(f);
-                    }
-                }
+            // Find the input that kills it: bisect the unanswered vectors.
+            let suspects: Vec<&Generated> =
+                unanswered.into_iter().filter(|g| declared(g)).collect();
+            if let Some((g, problems)) = self.culprit(suspects, &limits) {
+                let mut f = Finding::new(
+                    g,
+                    format!(
+                        "the adapter failed on this input alone (a harness error, exit 6): {}",
+                        problems.join("; ")
+                    ),
+                    g.vector.case.expected_json().to_serde(),
+                    json!({ "problems": problems }),
+                );
+                f.harness = true;
+                out.findings.push(f);
             }
         }
         Ok(out)

@@ -231,21 +231,18 @@ pub fn run(args: &FuzzArgs) -> Result<u8, Error> {
 }
 
 fn open(args: &FuzzArgs) -> Result<Target, Error> {
-    let dsn = Dsn::resolve(args.dsn.as_deref())?;
     if let Some(cmd) = &args.adapter {
-        let dsn_text = dsn.map(|d| {
-            // The adapter gets the DSN as given (it may need the password to connect).
-            args.dsn
-                .clone()
-                .or_else(|| std::env::var("DATABASE_URL").ok())
-                .unwrap_or_else(|| d.redacted())
-        });
+        // As in a run: the adapter gets --dsn as given (validated first), never the PG* guess.
+        if args.dsn.is_some() {
+            Dsn::resolve(args.dsn.as_deref())?;
+        }
         return Ok(Target::Adapter(Box::new(adapter::AdapterTarget::new(
             cmd,
-            dsn_text,
+            args.dsn.clone(),
             Duration::from_secs(args.adapter_timeout),
         )?)));
     }
+    let dsn = Dsn::resolve(args.dsn.as_deref())?;
     let Some(dsn) = dsn else {
         return Err(Error::Usage(
             "fuzz needs a target: --dsn URL (or DATABASE_URL) for a database's contract \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A wrong adapter for the fuzz tests: the Python example adapter, except that its
 concurrency_digest answers are corrupted for keys longer than 1024 bytes, a bug that no short
-key shows. It proxies the adapter protocol between the runner and the example adapter."""
+key shows; with the argument `crash` it exits instead of answering such a request. It proxies
+the adapter protocol between the runner and the example adapter."""
 
 import json
 import os
@@ -28,6 +29,8 @@ def forward_requests():
             msg = {}
         key_hex = (msg.get("input") or {}).get("key_hex") or ""
         if msg.get("family") == "concurrency_digest" and len(key_hex) > 2 * 1024:
+            if sys.argv[1:] == ["crash"]:
+                os._exit(3)
             with lock:
                 long_keys.add(msg.get("seq"))
         # Recorded before it is forwarded, so the answer cannot overtake it.

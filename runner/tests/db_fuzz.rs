@@ -250,6 +250,85 @@ fn wrong_adapter_is_found_and_its_vector_replays() {
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
 }
 
+/// The engine's test producer (an example of this package, built by `cargo test`), found
+/// beside the test binary: `target/<profile>/examples/test_producer`.
+fn test_producer(mutant: Option<&str>) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/test_producer");
+    assert!(
+        p.exists(),
+        "{} is missing: `cargo test -p awa-conformance` builds it",
+        p.display()
+    );
+    match mutant {
+        Some(m) => format!("AWA_TEST_PRODUCER_MUTANT={m} {}", p.display()),
+        None => p.display().to_string(),
+    }
+}
+
+/// --producer: the engine judges random enqueues; a correct producer passes and leaves the
+/// database as found, one that drops the concurrency key is found, and its vector replays.
+fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
+    let s = Scratch::install(&dsn(), "fuzzprod");
+    let before = snapshot(&s);
+    let ok = db_fuzz(
+        &s,
+        &[
+            "--producer",
+            &test_producer(None),
+            "--seed",
+            "1",
+            "--cases",
+            "8",
+        ],
+    );
+    assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
+    assert!(text(&ok.stderr).contains("unique_key "), "{}", show(&ok));
+    assert_eq!(snapshot(&s), before, "fuzz --producer changed the database");
+    let wrong = test_producer(Some("drop_concurrency_key"));
+    let out = db_fuzz(
+        &s,
+        &[
+            "--producer",
+            &wrong,
+            "--seed",
+            "1",
+            "--cases",
+            "8",
+            "--max-findings",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    let found = findings(&out);
+    assert_eq!(found.len(), 1, "{}", show(&out));
+    assert!(
+        found[0]["finding"]
+            .as_str()
+            .unwrap()
+            .starts_with("producer::"),
+        "{}",
+        found[0]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = save(dir.path(), &out);
+    let again = db_fuzz(&s, &["--producer", &wrong, "--replay", &file]);
+    assert_eq!(
+        code(&again),
+        Some(i32::from(NONCONFORMANT)),
+        "{}",
+        show(&again)
+    );
+    let right = db_fuzz(&s, &["--producer", &test_producer(None), "--replay", &file]);
+    assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+    assert_eq!(snapshot(&s), before, "fuzz --producer changed the database");
+}
+
 /// SIGINT mid-run: exit 130 and the database as found (nothing was ever committed).
 fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
     let s = Scratch::install(&dsn(), "fuzzint");
@@ -386,6 +465,11 @@ fn main() {
             "adapter_crash_names_the_input",
             py(),
             adapter_crash_names_the_input,
+        ),
+        (
+            "producer_fuzz_finds_a_wrong_producer_and_not_a_right_one",
+            Gate::Dsn,
+            producer_fuzz_finds_a_wrong_producer_and_not_a_right_one,
         ),
         ("usage_errors", Gate::None, usage_errors),
     ]);

@@ -11,8 +11,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use awa_conformance_vectors::{Case, Family, Manifest, VectorFile, VectorSet};
-use serde_json::{json, Value as Json};
+use awa_conformance_vectors::{Case, Family, Manifest, VectorSet};
+use serde_json::json;
 
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
@@ -77,35 +77,7 @@ impl AdapterTarget {
     }
 
     fn set(&self, batch: &[&Generated]) -> VectorSet {
-        let mut files = Vec::new();
-        for family in Family::ALL {
-            let vectors: Vec<_> = batch
-                .iter()
-                .filter(|g| g.family == family)
-                .map(|g| g.vector.clone())
-                .collect();
-            if vectors.is_empty() {
-                continue;
-            }
-            let raw: Vec<Json> = vectors.iter().map(|v| v.to_json().to_serde()).collect();
-            files.push(VectorFile {
-                family,
-                release: "fuzz".to_owned(),
-                path: "fuzz".to_owned(),
-                text: String::new(),
-                json: json!({ "vectors": raw }),
-                description: String::new(),
-                contract_version: awa_conformance_core::CONTRACT_VERSION,
-                retired: Vec::new(),
-                vectors,
-            });
-        }
-        VectorSet {
-            files,
-            manifest: self.manifest.clone(),
-            bases: Vec::new(),
-            errata: Vec::new(),
-        }
+        super::vector_set(batch, &self.manifest)
     }
 
     /// The vector that makes the adapter fail alone, with its problems: halve `suspects` (a

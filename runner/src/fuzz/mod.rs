@@ -4,9 +4,10 @@
 //! makes vectors with the vectors crate's constructors, so every expected value comes from the
 //! core, the one judge. A target answers them: a database's contract functions ([`db`]:
 //! `insert_job` and `job_routing` in rolled-back transactions, and the optional routing
-//! helpers) or a producer's pure functions through the adapter protocol ([`adapter`]). Each
-//! answer is compared with the vector by the runner's one comparison
-//! ([`crate::adapter::compare_answer`]). A disagreement is printed on stdout as a finding: the
+//! helpers), a producer's pure functions through the adapter protocol ([`adapter`]), or a
+//! producer's enqueue path through the producer engine ([`producer`]). Each answer is
+//! compared with the vector by the runner's one comparison of an answer with a vector
+//! ([`crate::adapter::compare_answer`]), or, for producers, by the engine's judge. A disagreement is printed on stdout as a finding: the
 //! seed and case, what differed, and the ready-to-add vector in its family's file shape
 //! (description "found by fuzz seed N case K"). `--replay FILE` runs printed findings again.
 //!
@@ -18,6 +19,7 @@
 pub mod adapter;
 pub mod db;
 pub mod gen;
+pub mod producer;
 pub mod rng;
 
 use std::collections::BTreeMap;
@@ -26,7 +28,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use awa_conformance_vectors::{check_vector, content_id, render, Family, Json, VectorFile};
+use awa_conformance_vectors::{
+    check_vector, content_id, render, Family, Json, Manifest, VectorFile, VectorSet,
+};
 use clap::Args;
 use serde_json::Value as JsonValue;
 
@@ -64,6 +68,16 @@ pub struct FuzzArgs {
     /// shell command) is started once per batch (docs/adapter-protocol.md).
     #[arg(long, value_name = "CMD")]
     pub adapter: Option<String>,
+
+    /// Fuzz a producer's enqueue path instead: CMD (a shell command) speaks the producer
+    /// protocol and enqueues into the --dsn database; the producer engine judges what it
+    /// stores (docs/adapter-protocol.md, "Enqueue: producers").
+    #[arg(long, value_name = "CMD", conflicts_with = "adapter")]
+    pub producer: Option<String>,
+
+    /// Producer role of the contract schema (the database check of --producer needs it).
+    #[arg(long, value_name = "NAME", default_value = "awa_producer")]
+    pub producer_role: String,
 
     /// The seed: the same seed gives the same cases in every version of the kit.
     #[arg(long, value_name = "N", required_unless_present = "replay")]
@@ -151,10 +165,46 @@ impl Checked {
     }
 }
 
+/// A vector set holding `batch` (one file per family, in [`Family::ALL`] order), as the
+/// adapter exchange and the producer engine read the frozen ones.
+#[must_use]
+pub fn vector_set(batch: &[&Generated], manifest: &Manifest) -> VectorSet {
+    let mut files = Vec::new();
+    for family in Family::ALL {
+        let vectors: Vec<_> = batch
+            .iter()
+            .filter(|g| g.family == family)
+            .map(|g| g.vector.clone())
+            .collect();
+        if vectors.is_empty() {
+            continue;
+        }
+        let raw: Vec<JsonValue> = vectors.iter().map(|v| v.to_json().to_serde()).collect();
+        files.push(VectorFile {
+            family,
+            release: "fuzz".to_owned(),
+            path: "fuzz".to_owned(),
+            text: String::new(),
+            json: serde_json::json!({ "vectors": raw }),
+            description: String::new(),
+            contract_version: awa_conformance_core::CONTRACT_VERSION,
+            retired: Vec::new(),
+            vectors,
+        });
+    }
+    VectorSet {
+        files,
+        manifest: manifest.clone(),
+        bases: Vec::new(),
+        errata: Vec::new(),
+    }
+}
+
 /// What is fuzzed.
 enum Target {
     Db(db::DbTarget),
     Adapter(Box<adapter::AdapterTarget>),
+    Producer(Box<producer::ProducerTarget>),
 }
 
 impl Target {
@@ -162,6 +212,7 @@ impl Target {
         match self {
             Self::Db(t) => t.describe(),
             Self::Adapter(t) => t.describe(),
+            Self::Producer(t) => t.describe(),
         }
     }
 
@@ -169,6 +220,7 @@ impl Target {
         match self {
             Self::Db(t) => t.families(),
             Self::Adapter(t) => t.families(),
+            Self::Producer(t) => t.families(),
         }
     }
 
@@ -176,6 +228,15 @@ impl Target {
         match self {
             Self::Db(t) => t.check(batch, stop),
             Self::Adapter(t) => t.check(batch, stop),
+            Self::Producer(t) => t.check(batch, stop),
+        }
+    }
+
+    /// End what the target started; problems to report (exit 6).
+    fn close(&self) -> Vec<String> {
+        match self {
+            Self::Producer(t) => t.close(),
+            _ => Vec::new(),
         }
     }
 }
@@ -213,12 +274,18 @@ pub fn run(args: &FuzzArgs) -> Result<u8, Error> {
             "fuzz needs a budget: --cases N or --seconds S (or --replay FILE)".to_owned(),
         ));
     }
-    let mut target = open(args)?;
     let stop: Stop = Arc::new(OnceLock::new());
     let s = Arc::clone(&stop);
     let _ = crate::interrupt::on_signal(move |reason| {
         let _ = s.set(reason);
     });
+    let mut target = match open(args, &stop) {
+        Ok(t) => t,
+        Err(e) => {
+            crate::interrupt::clear();
+            return Err(e);
+        }
+    };
     let result = match (replay, seed) {
         (Some(vectors), _) => drive_replay(&mut target, &vectors, &stop, args),
         (None, Some(seed)) => drive(&mut target, seed, &stop, args),
@@ -226,11 +293,20 @@ pub fn run(args: &FuzzArgs) -> Result<u8, Error> {
             "fuzz needs --seed N or --replay FILE".to_owned(),
         )),
     };
+    let problems = target.close();
     crate::interrupt::clear();
+    if !problems.is_empty() && matches!(result, Ok(exit::SUCCESS)) {
+        return Err(Error::Harness {
+            detail: problems.join("; "),
+        });
+    }
+    for p in problems {
+        stderr_line(&format!("warning: {p}"));
+    }
     result
 }
 
-fn open(args: &FuzzArgs) -> Result<Target, Error> {
+fn open(args: &FuzzArgs, stop: &Stop) -> Result<Target, Error> {
     if let Some(cmd) = &args.adapter {
         // As in a run: the adapter gets --dsn as given (validated first), never the PG* guess.
         if args.dsn.is_some() {
@@ -246,10 +322,29 @@ fn open(args: &FuzzArgs) -> Result<Target, Error> {
     let Some(dsn) = dsn else {
         return Err(Error::Usage(
             "fuzz needs a target: --dsn URL (or DATABASE_URL) for a database's contract \
-             functions, or --adapter CMD for a producer's functions"
+             functions (and the database --producer CMD enqueues into), or --adapter CMD for \
+             a producer's functions"
                 .to_owned(),
         ));
     };
+    if let Some(cmd) = &args.producer {
+        // The producer gets --dsn or DATABASE_URL as written (TLS files and options pass
+        // through), else the door's own connection string.
+        let producer_dsn = args.dsn.clone().or_else(|| {
+            std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|d| !d.trim().is_empty())
+        });
+        return Ok(Target::Producer(Box::new(producer::ProducerTarget::open(
+            cmd,
+            dsn,
+            producer_dsn,
+            &args.schema,
+            &args.producer_role,
+            Duration::from_secs(args.adapter_timeout),
+            stop,
+        )?)));
+    }
     Ok(Target::Db(db::DbTarget::open(dsn, &args.schema)?))
 }
 

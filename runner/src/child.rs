@@ -234,9 +234,11 @@ pub fn line_reader(
 }
 
 /// The captured tail of a child's stderr, filled by a thread of its own.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct StderrTail {
     buf: Arc<Mutex<Vec<u8>>>,
+    /// Disconnected once the capturing thread has read everything (EOF).
+    done: Option<mpsc::Receiver<()>>,
 }
 
 impl StderrTail {
@@ -245,11 +247,17 @@ impl StderrTail {
     /// # Errors
     /// The thread could not be started.
     pub fn capture(stderr: impl std::io::Read + Send + 'static) -> std::io::Result<Self> {
-        let tail = Self::default();
+        let (tx, rx) = mpsc::channel::<()>();
+        let tail = Self {
+            buf: Arc::default(),
+            done: Some(rx),
+        };
         let buf = Arc::clone(&tail.buf);
         std::thread::Builder::new()
             .name("awa-child-stderr".into())
             .spawn(move || {
+                // Dropped when the thread ends: the receiver then sees a disconnect.
+                let _done = tx;
                 let mut stderr = stderr;
                 let mut chunk = [0u8; 8192];
                 while let Ok(n) = stderr.read(&mut chunk) {
@@ -264,6 +272,14 @@ impl StderrTail {
                 }
             })?;
         Ok(tail)
+    }
+
+    /// Wait (at most `limit`) until everything the child wrote is captured: its stderr is
+    /// closed once the whole process group is gone.
+    pub fn drain(&self, limit: Duration) {
+        if let Some(done) = &self.done {
+            let _ = done.recv_timeout(limit);
+        }
     }
 
     /// Take what was captured since the last call (lossy UTF-8).

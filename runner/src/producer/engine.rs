@@ -795,8 +795,8 @@ impl Session {
                 let what = match kind {
                     RefusalKind::UniqueStates(bits) => format!(
                         "layer: SQL call encoding: unique_states '{bits}' was accepted and \
-                         stored as {:?} (a ::bit(8) cast pads it; bind text through ::varbit \
-                         so the database refuses it, or refuse it client-side)",
+                         stored as {:?} (a ::bit(8) cast padded or truncated it; bind text \
+                         through ::varbit so the database refuses it, or refuse it client-side)",
                         stored.unique_states.as_deref().unwrap_or("NULL")
                     ),
                     RefusalKind::Duplicate => "layer: SQL call encoding: the duplicate was \

@@ -164,10 +164,35 @@ pub fn trial_names(vectors: &VectorSet) -> Vec<String> {
     cases::cases(vectors).into_iter().map(|c| c.name).collect()
 }
 
+/// Connect to `dsn` (a libpq URI or key=value string) and preflight the contract schema
+/// `schema` the way a run does (environment, catalog, leftovers of killed runs): the `db` of
+/// [`check`]. Call [`DbSetup::cleanup`] when done (it removes anything a case left).
+///
+/// # Errors
+/// [`crate::error::Error`] with the run's exit-code classes: a bad DSN (usage), an
+/// unreachable database (4), a missing or wrong contract schema (5).
+pub fn connect(
+    dsn: &str,
+    schema: &str,
+    producer_role: &str,
+) -> Result<Arc<DbSetup>, crate::error::Error> {
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let dsn = crate::pg::Dsn::parse(dsn, crate::pg::DsnSource::Flag, &env)?;
+    let pg = crate::pg::Pg::new(dsn)?;
+    let ctx = RunContext::new(ExpectedFailures::default());
+    Ok(crate::suites::db::preflight(
+        &ctx,
+        pg,
+        schema,
+        producer_role,
+        Some(1),
+    )?)
+}
+
 /// Check `producer` case by case on the checked database `db` and return one result per
 /// case run, expected failures applied exactly as the CLI applies them (`unexpected_pass`
-/// included). The producer is asked for its hello first; the caller owns it afterwards
-/// (call [`Producer::stop`]).
+/// included). The producer is asked for its hello first and stopped at the end; if it does
+/// not stop cleanly, a harness error `producer::stop` is added to the results.
 ///
 /// # Errors
 /// [`crate::error::Error::Harness`] when the producer cannot start or says no valid hello,
@@ -195,6 +220,14 @@ pub fn check(
             name,
             outcome,
             started.elapsed().as_secs_f64() * 1000.0,
+        );
+    }
+    if let Some(problem) = session.finish() {
+        ctx.record(
+            SUITE,
+            format!("{SUITE}::stop"),
+            Err(crate::outcome::CaseFailure::harness(problem)),
+            0.0,
         );
     }
     Ok(ctx.results())

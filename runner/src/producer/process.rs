@@ -62,6 +62,8 @@ pub struct SubprocessProducer {
     limits: ProcessLimits,
     running: Option<Running>,
     stderr: StderrTail,
+    /// What an ended process wrote on stderr and nobody took yet.
+    pending_stderr: String,
     /// How many times the program was started.
     starts: u64,
 }
@@ -85,6 +87,7 @@ impl SubprocessProducer {
             limits,
             running: None,
             stderr: StderrTail::default(),
+            pending_stderr: String::new(),
             starts: 0,
         }
     }
@@ -160,15 +163,19 @@ impl SubprocessProducer {
             }
             Err(reason) => {
                 let _ = group.end();
+                self.stderr.drain(Duration::from_secs(1));
                 Err(ProducerFault::Hello(reason))
             }
         }
     }
 
-    /// Kill the running process group, if any.
+    /// Kill the running process group, if any, keeping what it wrote on stderr.
     fn kill(&mut self) {
         if let Some(r) = self.running.take() {
             let _ = r.group.end();
+            // Its last words (a crash message) matter most: read them before they are lost.
+            self.stderr.drain(Duration::from_secs(1));
+            self.pending_stderr.push_str(&self.stderr.take());
         }
     }
 
@@ -276,7 +283,9 @@ impl Producer for SubprocessProducer {
     }
 
     fn take_diagnostics(&mut self) -> String {
-        self.stderr.take()
+        let mut text = std::mem::take(&mut self.pending_stderr);
+        text.push_str(&self.stderr.take());
+        text
     }
 
     fn stop(&mut self) -> Result<(), ProducerFault> {
@@ -293,6 +302,7 @@ impl Producer for SubprocessProducer {
             exited = r.group.exited();
         }
         let status = r.group.end();
+        self.stderr.drain(Duration::from_secs(1));
         if !exited {
             return Err(ProducerFault::Other(format!(
                 "the producer did not exit within {}s (--adapter-timeout) after stop",

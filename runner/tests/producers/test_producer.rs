@@ -7,7 +7,8 @@
 //! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
 //! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`
 //! and `garbage_on=SUBSTR` (for a case whose name contains SUBSTR).
-//! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer.
+//! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
+//! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
 #![allow(
     clippy::unwrap_used,
@@ -125,6 +126,9 @@ async fn main() {
         .strip_prefix("crash_after=")
         .map(|n| n.parse().unwrap());
     let on = |what: &str, case: &str| mutant.strip_prefix(what).is_some_and(|s| case.contains(s));
+    if let Ok(path) = std::env::var("AWA_TEST_PRODUCER_PIDFILE") {
+        std::fs::write(path, std::process::id().to_string()).unwrap();
+    }
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -183,6 +183,38 @@ fn broken_concurrency_shard_is_found_and_its_vector_replays() {
     );
 }
 
+/// ordering_shard reading the hash as signed, and a concurrency_digest with the wrong tag:
+/// each is found in its own family.
+fn each_helper_mutant_is_found_in_its_family() {
+    let dsn = dsn();
+    let os = Scratch::install(&dsn, "fuzzos");
+    patch(
+        &os,
+        "ordering_shard(bytea, integer)",
+        "RETURN (((((v_h >> 32) & 4294967295) % p_width) * (4294967296 % p_width))\n            + ((v_h & 4294967295) % p_width)) % p_width;",
+        "RETURN abs(v_h % p_width);",
+    );
+    let cd = Scratch::install(&dsn, "fuzzcd");
+    patch(
+        &cd,
+        "concurrency_digest(bytea)",
+        "6177613a636f6e63757272656e63795f6b65793a763100",
+        "6177613a636f6e63757272656e63795f6b65793a763200",
+    );
+    for (s, family) in [(&os, "ordering_shard"), (&cd, "concurrency_digest")] {
+        let out = db_fuzz(
+            s,
+            &["--seed", "4", "--cases", "16", "--max-findings", "100"],
+        );
+        assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+        assert!(
+            findings(&out).iter().any(|f| f["family"] == family),
+            "no {family} finding: {}",
+            show(&out)
+        );
+    }
+}
+
 /// insert_job takes the ordering key's digest when both keys are given: only routing cases
 /// with both keys present show it.
 fn swapped_digest_precedence_is_found() {
@@ -440,6 +472,11 @@ fn main() {
             "broken_concurrency_shard_is_found_and_its_vector_replays",
             Gate::Dsn,
             broken_concurrency_shard_is_found_and_its_vector_replays,
+        ),
+        (
+            "each_helper_mutant_is_found_in_its_family",
+            Gate::Dsn,
+            each_helper_mutant_is_found_in_its_family,
         ),
         (
             "swapped_digest_precedence_is_found",

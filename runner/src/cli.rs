@@ -67,6 +67,9 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout (e.g. `awa-conformance man > awa-conformance.1`).
     Man,
+    /// Fuzz a database's contract functions or an adapter with random vectors from a seed;
+    /// every disagreement is printed as a ready-to-add vector (docs/fuzz.md).
+    Fuzz(Box<crate::fuzz::FuzzArgs>),
 }
 
 /// Options of `run`: libtest's own options plus database, report and baseline options.
@@ -354,6 +357,7 @@ impl Cli {
             Some(Command::Schema(cmd)) => Action::Schema(cmd),
             Some(Command::Completions { shell }) => Action::Completions(shell),
             Some(Command::Man) => Action::Man,
+            Some(Command::Fuzz(args)) => Action::Fuzz(args),
         }
     }
 }
@@ -377,6 +381,8 @@ pub enum Action {
     Completions(clap_complete::Shell),
     /// Print the man page.
     Man,
+    /// `fuzz`.
+    Fuzz(Box<crate::fuzz::FuzzArgs>),
 }
 
 #[cfg(test)]

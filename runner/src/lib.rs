@@ -14,6 +14,7 @@ pub mod embedded;
 pub mod error;
 pub mod exit;
 pub mod expected;
+pub mod fuzz;
 pub mod interrupt;
 pub mod outcome;
 pub mod pg;
@@ -60,5 +61,6 @@ pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
         Action::Version => commands::version(),
         Action::Completions(shell) => commands::completions(shell),
         Action::Man => commands::man(),
+        Action::Fuzz(args) => fuzz::run(&args),
     }
 }

@@ -497,6 +497,21 @@ pub fn exchange_with(
 /// Compare an output with a vector's `expected`: every expected key must be equal (extra
 /// output keys are ignored); a rotor's `enqueue_shard: null` accepts null or `[0, width)`.
 fn compare(expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailure> {
+    compare_answer("adapter output", expected, input, output)
+}
+
+/// [`compare`] for an answer from anywhere (`who` opens the message: "adapter output", "the
+/// database's answer"): the runner's one comparison of an answer with a vector, also used by
+/// the fuzzer ([`crate::fuzz`]).
+///
+/// # Errors
+/// A [`CaseFailure`] naming the differing members, with the expected and actual objects.
+pub fn compare_answer(
+    who: &str,
+    expected: &Json,
+    input: &Json,
+    output: &Json,
+) -> Result<(), CaseFailure> {
     let Some(want) = expected.as_object() else {
         return Err(CaseFailure::harness("vector without an expected object"));
     };
@@ -524,7 +539,7 @@ fn compare(expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailu
         return Ok(());
     }
     Err(CaseFailure::mismatch(
-        format!("adapter output differs in {}", differs.join(", ")),
+        format!("{who} differs in {}", differs.join(", ")),
         expected.clone(),
         output.clone(),
     ))

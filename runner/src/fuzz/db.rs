@@ -1,0 +1,419 @@
+//! The database target of `fuzz`: random vectors through a database's contract functions, in
+//! transactions that are always rolled back.
+//!
+//! routing_precedence vectors go through `insert_job` twice (without `opts`, and with every
+//! expectation of the vector stated in `opts`) on a queue of the vector's width, and both the
+//! returned and the stored routing (`job_routing`) are judged. concurrency_digest,
+//! concurrency_shard and ordering_shard vectors go through the optional SQL helpers at every
+//! width 1..=64, when the schema has them. Rejected-input vectors are not sent (the SQL
+//! rejection suite checks the database's errors). Nothing is ever committed: the queue widths
+//! are set inside the transaction, so the database is left exactly as found even when the run
+//! is killed (the server rolls back a transaction whose connection goes away).
+
+use std::sync::Arc;
+
+use awa_conformance_vectors::{Case, Family};
+use serde_json::{json, Value as Json};
+use tokio_postgres::{Client, Statement};
+
+use super::gen::{hex, Generated};
+use super::{Checked, Finding, Stop};
+use crate::error::Error;
+use crate::pg::{Dsn, Pg, PgError};
+use crate::schema_install::quote_ident;
+
+/// The job kind of every fuzz insert (never committed).
+const KIND: &str = "awa_conformance.fuzz";
+
+/// A database under fuzz.
+pub struct DbTarget {
+    pg: Arc<Pg>,
+    /// The quoted contract schema.
+    quoted: String,
+    /// Queue base name: `<base>_w<width>` has `enqueue_shards = width` inside each transaction.
+    base: String,
+    /// Whether concurrency_digest, concurrency_shard and ordering_shard exist.
+    helpers: bool,
+}
+
+impl std::fmt::Debug for DbTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbTarget")
+            .field("schema", &self.quoted)
+            .field("helpers", &self.helpers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one vector came to.
+enum Outcome {
+    Passed,
+    NotSent,
+    Found(Box<Finding>),
+}
+
+/// Errors that say nothing about the implementation: no server error at all (connection
+/// closed), or SQLSTATE classes 08, 53, 57 and 58 (connection, resources, operator
+/// intervention, system).
+fn is_harness(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(d) => matches!(d.code().code().get(..2), Some("08" | "53" | "57" | "58")),
+    }
+}
+
+impl DbTarget {
+    /// Connect to `dsn` and check that `schema` has `insert_job` (v1 signature) and
+    /// `job_routing`.
+    ///
+    /// # Errors
+    /// [`Error::Connect`] (exit 4) or [`Error::Schema`] (exit 5), naming the fix.
+    pub fn open(dsn: Dsn, schema: &str) -> Result<Self, Error> {
+        let pg = Pg::new(dsn)?;
+        let row = pg.block_on(async {
+            let client = pg.connect().await?;
+            client
+                .query_one(include_str!("../../sql/fuzz_preflight.sql"), &[&schema])
+                .await
+                .map_err(|e| PgError::Db(pg.describe(&e)))
+        })??;
+        let (insert_job, job_routing, helpers): (bool, bool, bool) =
+            (row.get(0), row.get(1), row.get(2));
+        let quoted = quote_ident(schema);
+        if !insert_job || !job_routing {
+            return Err(Error::Schema {
+                detail: format!(
+                    "{quoted} has no {} with the contract v1 signature; point --schema at the \
+                     contract schema, or try the kit on a scratch database with `awa-conformance \
+                     schema install`",
+                    if insert_job {
+                        "job_routing(bigint)"
+                    } else {
+                        "insert_job(..., opts jsonb)"
+                    }
+                ),
+            });
+        }
+        Ok(Self {
+            pg,
+            quoted,
+            base: format!("awa_conformance_{}_fuzz", crate::suites::db::run_id()),
+            helpers,
+        })
+    }
+
+    /// A one-line description for the run's header.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!(
+            "database {} schema {} (insert_job and job_routing{})",
+            self.pg.dsn().redacted(),
+            self.quoted,
+            if self.helpers {
+                "; helpers concurrency_digest, concurrency_shard, ordering_shard"
+            } else {
+                "; the optional routing helpers are absent, so only routing_precedence is fuzzed"
+            }
+        )
+    }
+
+    /// The families this target checks.
+    #[must_use]
+    pub fn families(&self) -> Vec<Family> {
+        let mut f = vec![Family::RoutingPrecedence];
+        if self.helpers {
+            f.extend([
+                Family::ConcurrencyDigest,
+                Family::ConcurrencyShard,
+                Family::OrderingShard,
+            ]);
+        }
+        f
+    }
+
+    /// Check a batch in one rolled-back transaction (a new one after a finding that aborted
+    /// it).
+    ///
+    /// # Errors
+    /// [`Error::Harness`] when the connection fails or a statement of the harness's own fails.
+    pub fn check(&self, batch: &[Generated], stop: &Stop) -> Result<Checked, Error> {
+        self.pg
+            .block_on(self.check_async(batch, stop))?
+            .map_err(|detail| Error::Harness { detail })
+    }
+
+    async fn begin(&self, client: &Client) -> Result<(), String> {
+        let widths: Vec<i16> = (1..=64).collect();
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| self.pg.describe(&e))?;
+        client
+            .execute(
+                &include_str!("../../sql/set_widths.sql").replace("@S@", &self.quoted),
+                &[&self.base, &widths],
+            )
+            .await
+            .map_err(|e| {
+                format!(
+                    "setting queue_meta.enqueue_shards for the fuzz queues: {}",
+                    self.pg.describe(&e)
+                )
+            })?;
+        Ok(())
+    }
+
+    async fn check_async(&self, batch: &[Generated], stop: &Stop) -> Result<Checked, String> {
+        let mut pooled = self.pg.pooled().await.map_err(|e| e.to_string())?;
+        let client = pooled.get().map_err(|e| e.to_string())?;
+        let statements = Statements::prepare(client, self).await?;
+        self.begin(client).await?;
+        let mut out = Checked::default();
+        for g in batch {
+            if stop.get().is_some() {
+                break;
+            }
+            match self.check_one(client, &statements, g).await {
+                Ok(Outcome::Passed) => out.hit(g.family),
+                Ok(Outcome::NotSent) => out.not_sent += 1,
+                Ok(Outcome::Found(f)) => {
+                    out.hit(g.family);
+                    out.findings.push(*f);
+                }
+                Err(e) if is_harness(&e) => {
+                    return Err(format!(
+                        "the database connection failed on seed case {} ({}): {}",
+                        g.case,
+                        g.family,
+                        self.pg.describe(&e)
+                    ))
+                }
+                Err(e) => {
+                    // The implementation raised an error for a valid input: a finding. The
+                    // transaction is aborted; start a new one for the rest of the batch.
+                    out.hit(g.family);
+                    let d = e.as_db_error();
+                    out.findings.push(Finding::new(
+                        g,
+                        "the database raised an error for a valid input".to_owned(),
+                        g.vector.case.expected_json().to_serde(),
+                        json!({
+                            "sqlstate": d.map(|d| d.code().code()),
+                            "message": d.map_or_else(|| e.to_string(), |d| d.message().to_owned()),
+                        }),
+                    ));
+                    client
+                        .batch_execute("ROLLBACK")
+                        .await
+                        .map_err(|e| self.pg.describe(&e))?;
+                    self.begin(client).await?;
+                }
+            }
+        }
+        client
+            .batch_execute("ROLLBACK")
+            .await
+            .map_err(|e| self.pg.describe(&e))?;
+        pooled.mark_clean();
+        Ok(out)
+    }
+
+    async fn check_one(
+        &self,
+        client: &Client,
+        st: &Statements,
+        g: &Generated,
+    ) -> Result<Outcome, tokio_postgres::Error> {
+        let key = match &g.vector.case {
+            Case::ConcurrencyDigest(c) => &c.key,
+            Case::ConcurrencyShard(c) => &c.key,
+            Case::OrderingShard(c) => &c.key,
+            Case::RoutingPrecedence(_) => return self.check_route(client, st, g).await,
+            _ => return Ok(Outcome::NotSent),
+        };
+        let Some(helpers) = &st.helpers else {
+            return Ok(Outcome::NotSent);
+        };
+        let answer = match g.family {
+            Family::ConcurrencyDigest => {
+                let row = client.query_one(&helpers.digest, &[key]).await?;
+                json!({"digest_hex": row.try_get::<_, Option<Vec<u8>>>(0)?.as_deref().map(hex)})
+            }
+            Family::ConcurrencyShard => {
+                let row = client.query_one(&helpers.concurrency, &[key]).await?;
+                json!({"shards": row.try_get::<_, Option<Vec<Option<i32>>>>(0)?})
+            }
+            _ => {
+                let row = client.query_one(&helpers.ordering, &[key]).await?;
+                json!({"shards": row.try_get::<_, Option<Vec<Option<i32>>>>(0)?})
+            }
+        };
+        let who = match g.family {
+            Family::ConcurrencyDigest => "concurrency_digest(key)",
+            Family::ConcurrencyShard => "concurrency_shard(concurrency_digest(key), width)",
+            _ => "ordering_shard(key, width)",
+        };
+        Ok(judge(g, who, &answer))
+    }
+
+    async fn check_route(
+        &self,
+        client: &Client,
+        st: &Statements,
+        g: &Generated,
+    ) -> Result<Outcome, tokio_postgres::Error> {
+        let Case::RoutingPrecedence(c) = &g.vector.case else {
+            return Ok(Outcome::NotSent);
+        };
+        let expected = g.vector.case.expected_json().to_serde();
+        // Every expectation of the vector stated in opts (docs/contract.md opts keys): a
+        // database that rejects its own correct routing is as wrong as one that routes wrong.
+        let member = |k: &str| expected.get(k).cloned().unwrap_or(Json::Null);
+        let mut opts = serde_json::Map::new();
+        opts.insert("expected_route_source".to_owned(), member("route_source"));
+        opts.insert(
+            "expected_concurrency_digest".to_owned(),
+            member("concurrency_digest_hex"),
+        );
+        if !member("enqueue_shard").is_null() {
+            opts.insert("expected_enqueue_shard".to_owned(), member("enqueue_shard"));
+        }
+        let queue = format!("{}_w{}", self.base, c.width);
+        for (label, opts) in [
+            ("no opts", "{}".to_owned()),
+            (
+                "opts stating the vector's routing",
+                Json::Object(opts).to_string(),
+            ),
+        ] {
+            let (args, metadata, tags) = ("{}", "{}", Vec::<String>::new());
+            let (priority, max_attempts) = (2i16, 25i16);
+            let (run_at, unique_key, unique_states) =
+                (None::<String>, None::<Vec<u8>>, None::<String>);
+            let row = client
+                .query_one(
+                    &st.insert,
+                    &[
+                        &KIND,
+                        &queue,
+                        &args,
+                        &priority,
+                        &max_attempts,
+                        &run_at,
+                        &metadata,
+                        &tags,
+                        &unique_key,
+                        &unique_states,
+                        &c.ordering_key,
+                        &c.concurrency_key,
+                        &opts,
+                    ],
+                )
+                .await?;
+            let job_id: i64 = row.try_get(0)?;
+            let returned = routing(
+                row.try_get(5)?,
+                row.try_get(4)?,
+                row.try_get::<_, Option<Vec<u8>>>(6)?,
+            );
+            let stored_row = client.query_one(&st.read, &[&job_id]).await?;
+            let stored = routing(
+                stored_row.try_get(3)?,
+                stored_row.try_get(2)?,
+                stored_row.try_get::<_, Option<Vec<u8>>>(4)?,
+            );
+            for (what, answer) in [("insert_job's result", &returned), ("job_routing", &stored)] {
+                if let Outcome::Found(f) = judge(g, &format!("{what} ({label})"), answer) {
+                    return Ok(Outcome::Found(f));
+                }
+            }
+            if returned != stored {
+                return Ok(Outcome::Found(Box::new(Finding::new(
+                    g,
+                    format!("job_routing differs from insert_job's result ({label})"),
+                    returned,
+                    stored,
+                ))));
+            }
+        }
+        Ok(Outcome::Passed)
+    }
+}
+
+/// A routing answer in the vector's expected shape.
+fn routing(source: Option<String>, shard: Option<i16>, digest: Option<Vec<u8>>) -> Json {
+    json!({
+        "route_source": source,
+        "enqueue_shard": shard,
+        "concurrency_digest_hex": digest.as_deref().map(hex),
+    })
+}
+
+/// The runner's one comparison of an answer with a vector.
+fn judge(g: &Generated, who: &str, answer: &Json) -> Outcome {
+    let expected = g.vector.case.expected_json().to_serde();
+    let input = g.vector.case.input_json().to_serde();
+    match crate::adapter::compare_answer(who, &expected, &input, answer) {
+        Ok(()) => Outcome::Passed,
+        Err(f) => Outcome::Found(Box::new(Finding::new(
+            g,
+            f.message,
+            expected,
+            answer.clone(),
+        ))),
+    }
+}
+
+/// The statements of one connection.
+struct Statements {
+    insert: Statement,
+    read: Statement,
+    helpers: Option<Helpers>,
+}
+
+/// The optional routing helpers' statements.
+struct Helpers {
+    digest: Statement,
+    concurrency: Statement,
+    ordering: Statement,
+}
+
+impl Statements {
+    async fn prepare(client: &Client, t: &DbTarget) -> Result<Self, String> {
+        let sql = |text: &str| text.replace("@S@", &t.quoted);
+        let err = |what: &str, e: tokio_postgres::Error| {
+            format!("preparing {what}: {}", t.pg.describe(&e))
+        };
+        let insert = client
+            .prepare(&sql(include_str!("../../sql/insert_job_call.sql")))
+            .await
+            .map_err(|e| err("insert_job", e))?;
+        let read = client
+            .prepare(&sql(include_str!("../../sql/job_routing_call.sql")))
+            .await
+            .map_err(|e| err("job_routing", e))?;
+        let helpers = if t.helpers {
+            Some(Helpers {
+                digest: client
+                    .prepare(&sql(include_str!("../../sql/fuzz_concurrency_digest.sql")))
+                    .await
+                    .map_err(|e| err("concurrency_digest", e))?,
+                concurrency: client
+                    .prepare(&sql(include_str!("../../sql/fuzz_concurrency_shards.sql")))
+                    .await
+                    .map_err(|e| err("concurrency_shard", e))?,
+                ordering: client
+                    .prepare(&sql(include_str!("../../sql/fuzz_ordering_shards.sql")))
+                    .await
+                    .map_err(|e| err("ordering_shard", e))?,
+            })
+        } else {
+            None
+        };
+        Ok(Self {
+            insert,
+            read,
+            helpers,
+        })
+    }
+}

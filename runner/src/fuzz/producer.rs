@@ -1,0 +1,191 @@
+//! The producer target of `fuzz`: random vectors turned into enqueue cases by the producer
+//! engine ([`crate::producer`]) and judged exactly as `--producer` judges the frozen ones.
+//!
+//! Each batch becomes a vector set of its own; [`crate::producer::cases::cases`] builds the
+//! engine's cases from it (routing at the vector's width, keys at widths 1, 2, 7, 8 and 64,
+//! unique keys computed by the producer, partitions, refusals of over-long keys), and the
+//! engine's session runs each one: run-scoped queues, the producer's enqueue, the stored job
+//! read back, the three-answer judge, and every row removed afterwards. The engine's fixed
+//! cases (duplicates, unique_states masks) are not tied to a generated vector and are left to
+//! `--producer`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use awa_conformance_vectors::{Family, Manifest};
+
+use super::gen::Generated;
+use super::{Checked, Finding, Stop};
+use crate::error::Error;
+use crate::expected::ExpectedFailures;
+use crate::outcome::{FailureKind, RunContext, Verdict};
+use crate::pg::{Dsn, Pg};
+use crate::producer::{cases, engine, process, DSN_ENV, SCHEMA_ENV};
+use crate::suites::db::DbSetup;
+
+/// A producer under fuzz, with the checked database its engine works on.
+pub struct ProducerTarget {
+    db: Arc<DbSetup>,
+    session: Arc<engine::Session>,
+    manifest: Manifest,
+    cmd: String,
+}
+
+impl std::fmt::Debug for ProducerTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProducerTarget")
+            .field("cmd", &self.cmd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ProducerTarget {
+    /// Check the database as a run does (exit 4/5 on trouble), then start the producer `cmd`
+    /// with `AWA_CONFORMANCE_DSN` (`producer_dsn`, else the door's connection string) and
+    /// `AWA_CONFORMANCE_SCHEMA`.
+    ///
+    /// # Errors
+    /// Database, schema and harness errors (the producer cannot start or says no valid hello).
+    pub fn open(
+        cmd: &str,
+        dsn: Dsn,
+        producer_dsn: Option<String>,
+        schema: &str,
+        producer_role: &str,
+        timeout: Duration,
+        stop: &Stop,
+    ) -> Result<Self, Error> {
+        let pg = Pg::new(dsn)?;
+        let ctx = RunContext::new(ExpectedFailures::default());
+        let db = crate::suites::db::preflight(&ctx, pg, schema, producer_role, None)?;
+        let manifest = awa_conformance_vectors::embedded()
+            .map_err(|e| Error::VectorsInvalid {
+                detail: e.to_string(),
+            })?
+            .manifest;
+        let stopped = {
+            let stop = Arc::clone(stop);
+            Arc::new(move || stop.get().is_some())
+        };
+        let producer = process::SubprocessProducer::new(
+            cmd,
+            vec![
+                (
+                    DSN_ENV.to_owned(),
+                    producer_dsn.unwrap_or_else(|| db.pg.dsn().conninfo()),
+                ),
+                (SCHEMA_ENV.to_owned(), db.schema.clone()),
+            ],
+            process::ProcessLimits {
+                timeout,
+                max_line: crate::adapter::MAX_LINE_BYTES,
+                stopped,
+            },
+        );
+        let session = engine::Session::start(Box::new(producer), Arc::clone(&db), timeout)?;
+        Ok(Self {
+            db,
+            session,
+            manifest,
+            cmd: cmd.to_owned(),
+        })
+    }
+
+    /// A one-line description for the run's header and findings.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let hello = self.session.hello();
+        format!(
+            "producer {} {} (`{}`) on {} schema {}",
+            hello.implementation.name,
+            hello.implementation.version,
+            self.cmd,
+            self.db.pg.dsn().redacted(),
+            self.db.s()
+        )
+    }
+
+    /// The families the engine builds enqueue cases from.
+    #[must_use]
+    pub fn families(&self) -> Vec<Family> {
+        vec![
+            Family::RoutingPrecedence,
+            Family::ConcurrencyDigest,
+            Family::ConcurrencyShard,
+            Family::OrderingShard,
+            Family::UniqueKey,
+            Family::Partition,
+        ]
+    }
+
+    /// Run the engine's cases of `batch`.
+    ///
+    /// # Errors
+    /// Never for a single case (a producer fault is a problem of the run, exit 6).
+    pub fn check(&mut self, batch: &[Generated], stop: &Stop) -> Result<Checked, Error> {
+        let mut by_id: BTreeMap<&str, &Generated> = BTreeMap::new();
+        for g in batch {
+            by_id.entry(g.vector.id.as_str()).or_insert(g);
+        }
+        let unique: Vec<&Generated> = by_id.values().copied().collect();
+        let set = super::vector_set(&unique, &self.manifest);
+        let mut out = Checked::default();
+        for case in cases::cases(&set) {
+            if stop.get().is_some() {
+                break;
+            }
+            // The engine's fixed cases carry no generated vector.
+            let Some(g) = by_id.get(case.id.as_str()) else {
+                continue;
+            };
+            // PostgreSQL text and jsonb cannot hold U+0000, so a kind, queue or args holding
+            // it cannot be enqueued at all (docs/contract.md §10): not a producer's fault.
+            if holds_nul(&g.vector.case.input_json().to_serde()) {
+                out.not_sent += 1;
+                continue;
+            }
+            if self.session.not_applicable(&case).is_some() {
+                out.not_sent += 1;
+                continue;
+            }
+            match self.session.run(&case) {
+                Ok(Verdict::Passed) => out.hit(g.family),
+                Ok(Verdict::NotApplicable(_)) => out.skipped += 1,
+                Err(f) if f.kind == FailureKind::Harness => {
+                    out.problems.push(format!("{}: {}", case.name, f.message));
+                }
+                Err(f) => {
+                    out.hit(g.family);
+                    out.findings.push(Finding::new(
+                        g,
+                        format!("{}: {}", case.name, f.message),
+                        f.expected
+                            .unwrap_or_else(|| g.vector.case.expected_json().to_serde()),
+                        f.actual.unwrap_or(serde_json::Value::Null),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stop the producer and remove whatever the run left (each case already cleans up).
+    pub fn close(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self.session.finish().into_iter().collect();
+        if let Err(e) = self.db.cleanup() {
+            problems.push(format!("cleanup: {e}"));
+        }
+        problems
+    }
+}
+
+/// Whether any string (or member name) of `j` contains U+0000.
+fn holds_nul(j: &serde_json::Value) -> bool {
+    match j {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(a) => a.iter().any(holds_nul),
+        serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}

@@ -364,10 +364,15 @@ SELECT pg_temp.check(NOT EXISTS (
         '@schema@.queue_enqueue_shards(text)'::regprocedure)
       AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing / queue_enqueue_shards');
 SELECT pg_temp.check((SELECT array_agg(p.proname::text ORDER BY p.proname)
-        = ARRAY['insert_job', 'job_routing', 'queue_enqueue_shards']
+        = ARRAY['insert_job', 'job_routing', 'publish_batch', 'queue_enqueue_shards']
     FROM pg_proc p, aclexplode(p.proacl) a
 WHERE a.grantee = '@producer_role@'::regrole AND a.privilege_type = 'EXECUTE'),
-    'producer role holds EXECUTE grants on exactly insert_job, job_routing and queue_enqueue_shards');
+    'producer role holds EXECUTE grants on exactly insert_job, job_routing, publish_batch (007) and queue_enqueue_shards');
+-- 007: INSERT on the staging columns only, never on staged_by (the batch's owner).
+SELECT pg_temp.check(has_any_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'INSERT')
+    AND NOT has_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'staged_by', 'INSERT')
+    AND NOT has_any_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'SELECT'),
+    'producer role stages into bulk_staging (INSERT, not staged_by) and reads nothing');
 SELECT pg_temp.check(NOT EXISTS (
     SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
     WHERE a.grantee = '@producer_role@'::regrole), 'producer role has no table privileges');

@@ -253,12 +253,7 @@ async fn excess_privileges(client: &Client, db: &DbSetup) -> Result<Verdict, Cas
     let rows = client
         .query(
             include_str!("../../../sql/producer_excess_privileges.sql"),
-            &[
-                &db.producer_role,
-                &db.schema,
-                &allowed,
-                &db.capabilities.iter().any(|c| c == "bulk"),
-            ],
+            &[&db.producer_role, &db.schema, &allowed],
         )
         .await
         .map_err(|e| query_fail(db, "reading the producer role's privileges", &e))?;

@@ -612,10 +612,13 @@ def cleanup(dsn, s, role):
             # Undo the per-database statistics setting of bench_runner, even after an error.
             db = conn.execute("SELECT current_database()").fetchone()[0]
             conn.execute(f'ALTER DATABASE "{db}" RESET track_functions')
-            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
-            if exists:
-                conn.execute(f'DROP OWNED BY "{role}"')
-                conn.execute(f'DROP ROLE "{role}"')
+            # The producer role and the bounded owner that install derives from its name.
+            for r in (role, re.sub(r"_producer$", "", role) + "_owner"):
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                      (r,)).fetchone()
+                if exists:
+                    conn.execute(f'DROP OWNED BY "{r}"')
+                    conn.execute(f'DROP ROLE "{r}"')
     except psycopg.Error as e:
         print(f"bench-db: cleanup failed: {redact(str(e))}", file=sys.stderr)
 

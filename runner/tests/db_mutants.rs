@@ -1058,7 +1058,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["uniqueness"],
+            killed_by: &["uniqueness", "bulk"],
             must_fail: &["sql::uniqueness::same_key_other_queue_collides"],
         },
         // ---- race ----

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 import psycopg
 
@@ -263,6 +264,114 @@ def bench_ordering_hash(dsn, s, rounds, n_keys):
 
 
 # ----------------------------------------------------------------------------------------
+# 2b. the staged bulk path (docs/contract.md §14) vs insert_job once per row
+# ----------------------------------------------------------------------------------------
+
+BULK_COLUMNS = ("batch_id, row_no, kind, queue, args, priority, max_attempts, metadata, tags, "
+                "ordering_key, concurrency_key, concurrency_digest, enqueue_shard, route_source")
+MULTI_ROW_COLUMNS = ("kind, queue, args, state, priority, max_attempts, run_at, created_at, "
+                     "metadata, tags, ordering_key, concurrency_digest, enqueue_shard, "
+                     "route_source, enqueued_by")
+
+
+def mixed_keys(i):
+    """Job i's keys: a third unkeyed, a third with a concurrency key, a third ordered."""
+    return job_keys(("none", "concurrency", "ordering")[i % 3], i)
+
+
+def time_bulk(conn, s, n):
+    """Seconds per job: COPY n staged rows (routing computed client-side), publish_batch, commit."""
+    batch = str(uuid.uuid4())
+    args = json.dumps({"n": 1})
+    rows = []
+    for i in range(n):
+        ok, ck = mixed_keys(i)
+        shard, dig, src = route(ok, ck, BENCH_WIDTH, 0)
+        rows.append((batch, i + 1, "bench.job", BENCH_QUEUE, args, 2, 25, "{}", [], ok, ck, dig,
+                     None if src == "rotor" else shard, src))
+    t0 = time.perf_counter()
+    with conn.transaction():
+        with conn.cursor() as cur:
+            with cur.copy(f"COPY {s}.bulk_staging ({BULK_COLUMNS}) FROM STDIN") as cp:
+                for row in rows:
+                    cp.write_row(row)
+            ids = cur.execute(f"SELECT {s}.publish_batch(%s::uuid)", (batch,)).fetchone()[0]
+    dt = time.perf_counter() - t0
+    if len(ids) != n:
+        raise BenchError(f"publish_batch returned {len(ids)} job ids, expected {n}")
+    return dt / n
+
+
+def time_insert_job_each(conn, s, n):
+    """Seconds per job: one prepared, autocommitted insert_job call per row (same rows)."""
+    args = json.dumps({"n": 1})
+    rows = [("bench.job", BENCH_QUEUE, args, 2, 25, None, "{}", [], None, None, *mixed_keys(i),
+             "{}") for i in range(n)]
+    return time_calls(conn, INSERT_JOB_CALL.format(s=s), rows) / n
+
+
+def time_multi_row_insert(conn, s, n, pid):
+    """Seconds per job: the same rows, client-routed, as ONE multi-row INSERT (no validation)."""
+    args = json.dumps({"n": 1})
+    values, params = [], []
+    for i in range(n):
+        ok, ck = mixed_keys(i)
+        shard, dig, src = route(ok, ck, BENCH_WIDTH, pid)
+        values.append("(%s, %s, %s::jsonb, 'available', 2, 25, clock_timestamp(), "
+                      "clock_timestamp(), '{}'::jsonb, '{}'::text[], %s::bytea, %s::bytea, "
+                      "%s::smallint, %s, session_user)")
+        params += ["bench.job", BENCH_QUEUE, args, ok, dig, shard, src]
+    q = f"INSERT INTO {s}.contract_jobs ({MULTI_ROW_COLUMNS}) VALUES " + ", ".join(values)
+    t0 = time.perf_counter()
+    cur = conn.execute(q, params)
+    dt = time.perf_counter() - t0
+    if cur.rowcount != n:
+        raise BenchError(f"multi-row INSERT wrote {cur.rowcount} rows, expected {n}")
+    return dt / n
+
+
+def bench_bulk(dsn, s, rounds, n):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SET synchronous_commit = off")
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        conn.execute(f"INSERT INTO {s}.queue_meta (queue, enqueue_shards) VALUES (%s, %s) "
+                     f"ON CONFLICT (queue) DO UPDATE SET enqueue_shards = EXCLUDED.enqueue_shards",
+                     (BENCH_QUEUE, BENCH_WIDTH))
+        # Warm: plans, PL/pgSQL compile, caches.
+        time_bulk(conn, s, 200)
+        time_insert_job_each(conn, s, 200)
+        time_multi_row_insert(conn, s, 200, pid)
+        # Correctness guard: bulk rows are stored with the routing insert_job gives them.
+        conn.execute(f"TRUNCATE {s}.contract_jobs")
+        time_bulk(conn, s, 30)
+        time_insert_job_each(conn, s, 30)
+        differ = conn.execute(
+            f"SELECT count(*) FROM (SELECT ordering_key, concurrency_digest, enqueue_shard, "
+            f"route_source, count(*) AS n FROM {s}.contract_jobs WHERE route_source <> 'rotor' "
+            f"GROUP BY 1, 2, 3, 4) AS g WHERE g.n <> 2").fetchone()[0]
+        if differ:
+            raise BenchError(f"{differ} keyed routings differ between publish_batch and insert_job")
+        bulk, each, multi = [], [], []
+        for r in range(rounds):
+            conn.execute(f"TRUNCATE {s}.contract_jobs")
+            order = (0, 1, 2) if r % 2 == 0 else (2, 1, 0)
+            for which in order:
+                if which == 0:
+                    bulk.append(time_bulk(conn, s, n))
+                elif which == 1:
+                    each.append(time_insert_job_each(conn, s, n))
+                else:
+                    multi.append(time_multi_row_insert(conn, s, n, pid))
+        conn.execute(f"TRUNCATE {s}.contract_jobs")
+    return [
+        (f"bulk: COPY + publish_batch of {n} rows vs insert_job once per row (µs/job)",
+         bulk, each, 5.0, "ge", 1e6),
+        (f"bulk: COPY + publish_batch vs one multi-row INSERT of the {n} rows, unvalidated "
+         f"(µs/job)", bulk, multi, None, "info", 1e6),
+    ]
+
+
+# ----------------------------------------------------------------------------------------
 # 3. the runner
 # ----------------------------------------------------------------------------------------
 
@@ -445,7 +554,8 @@ def main() -> int:
     ap.add_argument("--hash-keys", type=int, default=300, help="1 KiB keys for the hash bench")
     ap.add_argument("--naive-sample", type=int, default=100, help="vectors sent through psql")
     ap.add_argument("--skip-runner", action="store_true", help="skip the runner measurements")
-    ap.add_argument("--only", choices=["insert", "hash", "runner"], help="run one group")
+    ap.add_argument("--bulk-jobs", type=int, default=2000, help="rows per batch, bulk bench")
+    ap.add_argument("--only", choices=["insert", "hash", "bulk", "runner"], help="run one group")
     a = ap.parse_args()
     if not a.dsn:
         print("bench-db: no DSN: pass --dsn or set DATABASE_URL "
@@ -477,6 +587,8 @@ def main() -> int:
             results += bench_insert_job(a.dsn, s, a.rounds, a.jobs, a.set_jobs)
         if a.only in (None, "hash"):
             results += bench_ordering_hash(a.dsn, s, a.rounds, a.hash_keys)
+        if a.only in (None, "bulk"):
+            results += bench_bulk(a.dsn, s, a.rounds, a.bulk_jobs)
         if a.only in (None, "runner") and not a.skip_runner:
             r, f = bench_runner(a.dsn, a.schema, role, runner, a.rounds, a.naive_sample)
             results += r
@@ -500,10 +612,13 @@ def cleanup(dsn, s, role):
             # Undo the per-database statistics setting of bench_runner, even after an error.
             db = conn.execute("SELECT current_database()").fetchone()[0]
             conn.execute(f'ALTER DATABASE "{db}" RESET track_functions')
-            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
-            if exists:
-                conn.execute(f'DROP OWNED BY "{role}"')
-                conn.execute(f'DROP ROLE "{role}"')
+            # The producer role and the bounded owner that install derives from its name.
+            for r in (role, re.sub(r"_producer$", "", role) + "_owner"):
+                exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s",
+                                      (r,)).fetchone()
+                if exists:
+                    conn.execute(f'DROP OWNED BY "{r}"')
+                    conn.execute(f'DROP ROLE "{r}"')
     except psycopg.Error as e:
         print(f"bench-db: cleanup failed: {redact(str(e))}", file=sys.stderr)
 

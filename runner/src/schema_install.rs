@@ -20,7 +20,7 @@ use crate::pg::{Dsn, Pg, PgError};
 pub const MARK: &str = "created by awa-conformance schema install";
 
 /// The reference SQL files, in install order (file name, contents).
-pub const FILES: [(&str, &str); 6] = [
+pub const FILES: [(&str, &str); 7] = [
     (
         "001_schema_and_catalog.sql",
         include_str!("../../schema/001_schema_and_catalog.sql"),
@@ -45,6 +45,7 @@ pub const FILES: [(&str, &str); 6] = [
         "006_function_owner.sql",
         include_str!("../../schema/006_function_owner.sql"),
     ),
+    ("007_bulk.sql", include_str!("../../schema/007_bulk.sql")),
 ];
 
 /// Why the schema could not be printed or installed.
@@ -643,7 +644,8 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
             schema: false,
             role: Ok(false),
         };
-        for kind in ["FUNCTION", "TABLE", "TYPE"] {
+        // Tables first: a table's trigger depends on its trigger function (007).
+        for kind in ["TABLE", "FUNCTION", "TYPE"] {
             let ids: Vec<&str> = marked
                 .iter()
                 .filter(|(k, _)| k == kind)

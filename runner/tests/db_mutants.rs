@@ -25,7 +25,7 @@ const INSERT_JOB: &str = "insert_job(text, text, jsonb, smallint, smallint, time
                           text[], bytea, bit varying, bytea, bytea, jsonb)";
 
 /// The SQL suites, in the matrix's column order.
-const SUITES: [&str; 10] = [
+const SUITES: [&str; 11] = [
     "catalog",
     "function",
     "rejection",
@@ -36,7 +36,11 @@ const SUITES: [&str; 10] = [
     "privilege",
     "lifecycle",
     "v1_1",
+    "bulk",
 ];
+
+/// The staged bulk path's publish function (docs/contract.md §14).
+const PUBLISH: &str = "publish_batch(uuid)";
 
 /// One wrong implementation.
 struct Mutant {
@@ -144,6 +148,7 @@ const WIDTH: &str = "widths (65, no queue_meta row)";
 const HARDENING: &str = "hardening (search_path, owner, grants)";
 const LIFECYCLE: &str = "lifecycle (width lowering, moves)";
 const REVISION: &str = "revision 1.1 (scope, varbit, rotor expectations, widths read)";
+const BULK: &str = "staged bulk path (publish_batch)";
 
 /// Every mutant.
 #[expect(clippy::too_many_lines, reason = "one table; each row is short")]
@@ -206,7 +211,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function", "rejection", "width", "privilege", "v1_1"],
+            killed_by: &["function", "rejection", "width", "privilege", "v1_1", "bulk"],
             must_fail: &[
                 "sql::function::cd-",
                 "sql::function::cs-",
@@ -233,7 +238,7 @@ fn mutants() -> Vec<Mutant> {
                      END $$",
                 );
             },
-            killed_by: &["function", "width", "privilege", "lifecycle"],
+            killed_by: &["function", "width", "privilege", "lifecycle", "bulk"],
             must_fail: &["sql::function::os-", "sql::width::shard_helpers"],
         },
         Mutant {
@@ -377,7 +382,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["width"],
+            killed_by: &["width", "bulk"],
             must_fail: &["sql::width::shard_helpers_at_widths_1_and_64"],
         },
         Mutant {
@@ -890,7 +895,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function", "rotor", "width", "privilege", "lifecycle"],
+            killed_by: &["function", "rotor", "width", "privilege", "lifecycle", "bulk"],
             must_fail: &[
                 "sql::function::cd-",
                 "sql::function::cs-",
@@ -909,7 +914,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("j.state, j.priority,", "j.state, 2::smallint,")],
                 );
             },
-            killed_by: &["function", "rejection", "privilege"],
+            killed_by: &["function", "rejection", "privilege", "bulk"],
             must_fail: &["sql::function::", "sql::rejection::accepts_priority_4"],
         },
         Mutant {
@@ -923,7 +928,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("j.queue, j.state,", "j.queue, 'available'::text,")],
                 );
             },
-            killed_by: &["function", "rejection", "privilege"],
+            killed_by: &["function", "rejection", "privilege", "bulk"],
             must_fail: &[
                 "sql::function::",
                 "sql::rejection::future_run_at_stores_scheduled",
@@ -1053,7 +1058,7 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["uniqueness"],
+            killed_by: &["uniqueness", "bulk"],
             must_fail: &["sql::uniqueness::same_key_other_queue_collides"],
         },
         // ---- race ----
@@ -1064,7 +1069,7 @@ fn mutants() -> Vec<Mutant> {
             apply: |s| {
                 s.sql("DROP INDEX @S@.idx_awa_jobs_unique");
             },
-            killed_by: &["uniqueness", "race", "v1_1"],
+            killed_by: &["uniqueness", "race", "v1_1", "bulk"],
             must_fail: &["sql::race::", "sql::uniqueness::duplicate_key_rejected"],
         },
         Mutant {
@@ -1072,7 +1077,7 @@ fn mutants() -> Vec<Mutant> {
             class: RACE,
             what: "claim by SELECT-then-INSERT, no unique index",
             apply: apply_check_then_insert,
-            killed_by: &["race"],
+            killed_by: &["race", "bulk"],
             must_fail: &["sql::race::second_claim_waits_for_holder_then_23505"],
         },
         // ---- hardening ----
@@ -1119,7 +1124,7 @@ fn mutants() -> Vec<Mutant> {
                      ALTER FUNCTION @S@.job_routing(bigint) RESET search_path",
                 );
             },
-            killed_by: &["catalog", "privilege", "v1_1"],
+            killed_by: &["catalog", "privilege", "v1_1", "bulk"],
             must_fail: &[
                 "sql::catalog::job_routing_no_public_execute",
                 "sql::catalog::job_routing_security_definer",
@@ -1356,6 +1361,237 @@ fn mutants() -> Vec<Mutant> {
             },
             killed_by: &["v1_1"],
             must_fail: &["sql::v1_1::queue_enqueue_shards_producer_execute"],
+        },
+        // ---- the staged bulk path ----
+        Mutant {
+            name: "publish_skips_digest_check",
+            class: BULK,
+            what: "publish_batch never compares the staged digest",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[(
+                        "WHEN c.concurrency_digest IS DISTINCT FROM c.c_digest THEN",
+                        "WHEN false THEN",
+                    )],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::digest_mismatch_rejected",
+                "sql::bulk::fallback_digest_required",
+            ],
+        },
+        Mutant {
+            name: "publish_accepts_off_by_one_shard",
+            class: BULK,
+            what: "a staged shard one above the computed one passes",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[(
+                        "WHEN c.enqueue_shard IS DISTINCT FROM c.c_shard THEN",
+                        "WHEN c.enqueue_shard IS DISTINCT FROM c.c_shard \
+                         AND c.enqueue_shard IS DISTINCT FROM (c.c_shard + 1) % c.width THEN",
+                    )],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::one_bad_row_publishes_nothing",
+                "sql::bulk::shard_off_by_one_rejected",
+            ],
+        },
+        Mutant {
+            name: "publish_ignores_route_source",
+            class: BULK,
+            what: "publish_batch never compares the staged route source",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[(
+                        "WHEN c.route_source IS DISTINCT FROM c.c_source THEN",
+                        "WHEN false THEN",
+                    )],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::concurrency_key_route_source_required",
+                "sql::bulk::rotor_row_as_keyed_rejected",
+                "sql::bulk::first_bad_row_named",
+            ],
+        },
+        Mutant {
+            name: "partial_publish",
+            class: BULK,
+            what: "the first bad row is dropped and the rest published",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[(
+                        "    IF FOUND THEN\n        RAISE EXCEPTION",
+                        "    IF FOUND THEN\n        DELETE FROM bulk_staging AS b \
+                         WHERE b.staged_by = session_user AND b.batch_id = p_batch \
+                         AND b.row_no = v_bad.row_no;\n    END IF;\n    IF false THEN\n        \
+                         RAISE EXCEPTION",
+                    )],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::one_bad_row_publishes_nothing",
+                "sql::bulk::digest_mismatch_rejected",
+            ],
+        },
+        Mutant {
+            name: "staging_rows_left",
+            class: BULK,
+            what: "publish_batch copies the staged rows without deleting them",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[
+                        ("DELETE FROM ", "SELECT b.* FROM "),
+                        ("            RETURNING b.*\n", "\n"),
+                    ],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &["sql::bulk::publish_all_rows_route_as_computed"],
+        },
+        Mutant {
+            name: "staged_rows_commit",
+            class: BULK,
+            what: "no deferred check: staged rows commit unpublished",
+            apply: |s| {
+                s.sql("DROP TRIGGER bulk_staging_published_before_commit ON @S@.bulk_staging");
+            },
+            killed_by: &["bulk"],
+            must_fail: &["sql::bulk::staged_rows_never_commit"],
+        },
+        Mutant {
+            name: "last_bad_row_named",
+            class: BULK,
+            what: "the largest bad row_no is reported",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[("    ORDER BY v.row_no\n", "    ORDER BY v.row_no DESC\n")],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &["sql::bulk::first_bad_row_named"],
+        },
+        Mutant {
+            name: "publish_skips_released_validation",
+            class: BULK,
+            what: "publish_batch accepts priority 5 and 21 tags",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[
+                        ("WHEN c.priority NOT BETWEEN 1 AND 4 THEN", "WHEN false THEN"),
+                        ("WHEN cardinality(c.tags) > 20 THEN", "WHEN false THEN"),
+                    ],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::priority_5_rejected",
+                "sql::bulk::tags_21_rejected",
+            ],
+        },
+        Mutant {
+            name: "publish_checks_routing_before_key_length",
+            class: BULK,
+            what: "an over-long key is reported as a routing mismatch",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[
+                        ("WHEN octet_length(c.ordering_key) > 4096 THEN", "WHEN false THEN"),
+                        ("WHEN octet_length(c.concurrency_key) > 4096 THEN", "WHEN false THEN"),
+                    ],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::ordering_key_4097_rejected",
+                "sql::bulk::concurrency_key_4097_rejected",
+            ],
+        },
+        Mutant {
+            name: "within_batch_duplicates_unnamed",
+            class: BULK,
+            what: "no within-batch claim check (the insert's collision names no earlier row)",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[(
+                        "WHEN c.claiming AND c.first_claim <> c.row_no THEN",
+                        "WHEN false THEN",
+                    )],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &["sql::bulk::unique_within_batch_rejected"],
+        },
+        Mutant {
+            name: "existing_claim_raw_23505",
+            class: BULK,
+            what: "a claim held outside the batch surfaces as a bare 23505",
+            apply: |s| {
+                patch(
+                    s,
+                    PUBLISH,
+                    &[("            IF v_count = 0 THEN\n                RAISE EXCEPTION 'awa.insert_job: bulk batch % rejected at row %: a job outside",
+                       "            IF false THEN\n                RAISE EXCEPTION 'awa.insert_job: bulk batch % rejected at row %: a job outside")],
+                );
+            },
+            killed_by: &["bulk"],
+            must_fail: &[
+                "sql::bulk::unique_against_existing_rejected",
+                "sql::bulk::unique_across_batches_rejected",
+            ],
+        },
+        Mutant {
+            name: "publish_batch_unhardened",
+            class: BULK,
+            what: "publish_batch PUBLIC, SECURITY INVOKER, no search_path",
+            apply: |s| {
+                s.sql(&format!(
+                    "GRANT EXECUTE ON FUNCTION @S@.{PUBLISH} TO PUBLIC; \
+                     ALTER FUNCTION @S@.{PUBLISH} SECURITY INVOKER; \
+                     ALTER FUNCTION @S@.{PUBLISH} RESET search_path"
+                ));
+            },
+            killed_by: &["catalog", "bulk"],
+            must_fail: &[
+                "sql::catalog::publish_batch_security_definer",
+                "sql::catalog::publish_batch_no_public_execute",
+                "sql::catalog::publish_batch_search_path",
+                "sql::bulk::producer_stages_and_publishes",
+            ],
+        },
+        Mutant {
+            name: "producer_can_write_staged_by",
+            class: BULK,
+            what: "the producer may INSERT staged_by (and so stage as someone else)",
+            apply: |s| {
+                s.sql("GRANT INSERT (staged_by) ON @S@.bulk_staging TO awa_producer");
+            },
+            killed_by: &["privilege"],
+            must_fail: &["sql::privilege::no_excess_privileges"],
         },
     ]
 }

@@ -364,10 +364,15 @@ SELECT pg_temp.check(NOT EXISTS (
         '@schema@.queue_enqueue_shards(text)'::regprocedure)
       AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing / queue_enqueue_shards');
 SELECT pg_temp.check((SELECT array_agg(p.proname::text ORDER BY p.proname)
-        = ARRAY['insert_job', 'job_routing', 'queue_enqueue_shards']
+        = ARRAY['insert_job', 'job_routing', 'publish_batch', 'queue_enqueue_shards']
     FROM pg_proc p, aclexplode(p.proacl) a
 WHERE a.grantee = '@producer_role@'::regrole AND a.privilege_type = 'EXECUTE'),
-    'producer role holds EXECUTE grants on exactly insert_job, job_routing and queue_enqueue_shards');
+    'producer role holds EXECUTE grants on exactly insert_job, job_routing, publish_batch (007) and queue_enqueue_shards');
+-- 007: INSERT on the staging columns only, never on staged_by (the batch's owner).
+SELECT pg_temp.check(has_any_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'INSERT')
+    AND NOT has_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'staged_by', 'INSERT')
+    AND NOT has_any_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'SELECT'),
+    'producer role stages into bulk_staging (INSERT, not staged_by) and reads nothing');
 SELECT pg_temp.check(NOT EXISTS (
     SELECT 1 FROM pg_class c, aclexplode(c.relacl) a
     WHERE a.grantee = '@producer_role@'::regrole), 'producer role has no table privileges');
@@ -384,8 +389,40 @@ SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.contract_jobs$$, '42
 SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.job_unique_claims$$, '42501');
 SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.queue_meta$$, '42501');
 SELECT pg_temp.expect_error($$INSERT INTO @schema@.queue_meta (queue) VALUES ('x')$$, '42501');
+-- 007: the login member stages (INSERT only) and publishes a batch in one transaction.
+BEGIN;
+INSERT INTO @schema@.bulk_staging (batch_id, row_no, kind, queue, concurrency_key,
+    concurrency_digest, enqueue_shard, route_source)
+VALUES ('5e5e5e5e-0000-4000-8000-000000000001', 1, 'k', 'smoke_w8', NULL, NULL, NULL, 'rotor'),
+       ('5e5e5e5e-0000-4000-8000-000000000001', 2, 'k', 'smoke_w8', 'c'::bytea,
+        @schema@.concurrency_digest('c'::bytea),
+        @schema@.concurrency_shard(@schema@.concurrency_digest('c'::bytea), 8), 'concurrency_key');
+SELECT pg_temp.check((SELECT x.route_source = 'concurrency_key'
+        AND x.enqueue_shard = @schema@.concurrency_shard(@schema@.concurrency_digest('c'::bytea), 8)
+    FROM unnest(@schema@.publish_batch('5e5e5e5e-0000-4000-8000-000000000001')) WITH ORDINALITY AS j(id, n),
+         @schema@.job_routing(j.id) AS x WHERE j.n = 2),
+    'login member publishes a staged batch; row 2 is stored with its routing');
+COMMIT;
+-- One off-by-one shard: ZA006 naming row 2 (the transaction then rolls the staged rows back).
+BEGIN;
+INSERT INTO @schema@.bulk_staging (batch_id, row_no, kind, queue, concurrency_key,
+    concurrency_digest, enqueue_shard, route_source)
+VALUES ('5e5e5e5e-0000-4000-8000-000000000002', 1, 'k', 'smoke_w8', NULL, NULL, NULL, 'rotor'),
+       ('5e5e5e5e-0000-4000-8000-000000000002', 2, 'k', 'smoke_w8', 'c'::bytea,
+        @schema@.concurrency_digest('c'::bytea),
+        (@schema@.concurrency_shard(@schema@.concurrency_digest('c'::bytea), 8) + 1) % 8,
+        'concurrency_key');
+SELECT pg_temp.check((pg_temp.expect_error(
+    $$SELECT @schema@.publish_batch('5e5e5e5e-0000-4000-8000-000000000002')$$,
+    'ZA006', 'bulk_row_mismatch') ->> 'row') = '2', 'bulk: an off-by-one shard names its row');
+ROLLBACK;
+SELECT pg_temp.expect_error($$SELECT count(*) FROM @schema@.bulk_staging$$, '42501');
+SELECT pg_temp.expect_error($$INSERT INTO @schema@.bulk_staging (batch_id, row_no, staged_by)
+    VALUES ('5e5e5e5e-0000-4000-8000-000000000003', 1, 'someone_else')$$, '42501');
 RESET ROLE;
+SELECT pg_temp.check((SELECT count(*) FROM @schema@.bulk_staging) = 0, 'no staged row is left');
 SET ROLE @outsider_role@;
+SELECT pg_temp.expect_error($$SELECT @schema@.publish_batch('5e5e5e5e-0000-4000-8000-000000000001')$$, '42501');
 SELECT pg_temp.expect_error($$SELECT @schema@.insert_job('k')$$, '42501');
 SELECT pg_temp.expect_error($$SELECT @schema@.job_routing(1)$$, '42501');
 SELECT pg_temp.expect_error($$SELECT @schema@.queue_enqueue_shards('x')$$, '42501');

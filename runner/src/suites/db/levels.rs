@@ -28,7 +28,7 @@ pub struct Feature {
 }
 
 /// The optional features of a database, in the order a level names them.
-pub const OPTIONAL: [Feature; 2] = [
+pub const OPTIONAL: [Feature; 3] = [
     Feature {
         name: "uniqueness",
         capabilities: &["unique_key", "unique_states"],
@@ -36,6 +36,11 @@ pub const OPTIONAL: [Feature; 2] = [
     Feature {
         name: "move_shard",
         capabilities: &["move_shard"],
+    },
+    // The staged bulk path (docs/contract.md §14): `publish_batch` and its staging table.
+    Feature {
+        name: "bulk",
+        capabilities: &["bulk"],
     },
 ];
 
@@ -95,6 +100,8 @@ mod tests {
         all.extend(caps(&["move_shard", "unique_key", "unique_states"]));
         assert!(missing_core(&all).is_empty());
         assert_eq!(level(&all), "core+uniqueness+move_shard");
+        all.push("bulk".to_owned());
+        assert_eq!(level(&all), "core+uniqueness+move_shard+bulk");
         assert_eq!(level(&caps(&["unique_key"])), "core+unique_key");
         assert_eq!(level(&caps(&["move_shard", "bogus"])), "core+move_shard");
         assert_eq!(

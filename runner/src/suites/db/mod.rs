@@ -21,6 +21,7 @@
 //! preflight) it sweeps the rows and login roles of run ids whose lock is held in no database
 //! of the cluster, i.e. of runs that were killed before they could clean up ([`sweep`]).
 
+mod bulk;
 mod catalog;
 pub mod compat;
 pub mod environment;
@@ -247,6 +248,7 @@ pub fn trials(
         privilege::cases(vectors),
         lifecycle::cases(),
         revision::cases(),
+        bulk::cases(),
     ]
     .into_iter()
     .flatten()

@@ -1,0 +1,961 @@
+//! `sql::bulk::*`: the staged bulk path (docs/contract.md §14): rows COPYed into
+//! `bulk_staging` with their client-computed routing, then `publish_batch(batch)`, which
+//! publishes every row or, on the first bad row, nothing (ZA006 naming that row).
+//!
+//! The expected routing of every staged row comes from the pure core
+//! ([`awa_conformance_core::route`]), never from the database under test. Each case stages
+//! and publishes inside a rolled-back transaction, in run-scoped queues; only
+//! `staged_rows_never_commit` commits (and removes what a wrong implementation leaves).
+
+use std::sync::Arc;
+
+use futures_util::SinkExt;
+use serde_json::{json, Value as Json};
+use tokio_postgres::Client;
+
+use super::privilege::{producer, Producer};
+use super::support::{
+    harness, hex, insert, prepare, query_fail, read, rejection, rolled_back, set_widths,
+    setup_fail, unique_bytes, unique_name, width_queue, Case, Member, Rejection, Req, FUTURE,
+};
+use super::DbSetup;
+use crate::outcome::{CaseFailure, Verdict};
+
+/// Widths every routing case covers (1 and 64 are the bounds; 7 is not a power of two).
+const WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
+
+/// The released default mask: the initial state `available` (bit 1) and `scheduled` (bit 0)
+/// both claim.
+const CLAIMING: &str = "11111000";
+
+/// One staged row: the insert_job parameters plus the routing the producer states.
+#[derive(Debug, Clone)]
+struct Row {
+    row_no: i32,
+    req: Req,
+    digest: Option<Vec<u8>>,
+    shard: Option<i16>,
+    source: Option<String>,
+}
+
+impl Row {
+    /// A row whose stated routing is the core's for `width` (rotor: no shard).
+    fn routed(row_no: i32, req: Req, width: u8) -> Result<Self, CaseFailure> {
+        let w = awa_conformance_core::Width::new(i64::from(width))
+            .map_err(|e| CaseFailure::harness(format!("width {width}: {e}")))?;
+        let r = awa_conformance_core::route(
+            w,
+            req.ordering_key.as_deref(),
+            req.concurrency_key.as_deref(),
+        )
+        .map_err(|e| CaseFailure::harness(format!("core routing of row {row_no}: {e}")))?;
+        Ok(Self {
+            row_no,
+            req,
+            digest: r.concurrency_digest.map(|d| d.to_vec()),
+            shard: r.enqueue_shard.map(i16::from),
+            source: Some(r.source.as_str().to_owned()),
+        })
+    }
+}
+
+/// One CSV field: NULL is an unquoted empty field, anything else is quoted.
+fn field(out: &mut String, value: Option<&str>) {
+    if let Some(v) = value {
+        out.push('"');
+        out.push_str(&v.replace('"', "\"\""));
+        out.push('"');
+    }
+}
+
+/// bytea input syntax (hex format).
+fn bytea(b: Option<&[u8]>) -> Option<String> {
+    b.map(|b| format!("\\x{}", hex(b)))
+}
+
+/// A `text[]` literal with every element quoted.
+fn text_array(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
+        .collect();
+    format!("{{{}}}", quoted.join(","))
+}
+
+/// The COPY (FORMAT csv) payload of `rows` for `batch`.
+fn csv(batch: &str, rows: &[Row]) -> String {
+    let mut out = String::new();
+    for r in rows {
+        let q = &r.req;
+        let fields: [Option<String>; 17] = [
+            Some(batch.to_owned()),
+            Some(r.row_no.to_string()),
+            Some(q.kind.clone()),
+            Some(q.queue.clone()),
+            Some(q.args.clone()),
+            Some(q.priority.to_string()),
+            Some(q.max_attempts.to_string()),
+            q.run_at.clone(),
+            Some(q.metadata.clone()),
+            Some(text_array(&q.tags)),
+            bytea(q.unique_key.as_deref()),
+            q.unique_states.clone(),
+            bytea(q.ordering_key.as_deref()),
+            bytea(q.concurrency_key.as_deref()),
+            bytea(r.digest.as_deref()),
+            r.shard.map(|s| s.to_string()),
+            r.source.clone(),
+        ];
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            field(&mut out, f.as_deref());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A batch id unique to the run (a UUID built from a run-scoped digest).
+fn batch_id(db: &DbSetup) -> String {
+    let h = hex(&unique_bytes(db, "batch"));
+    let part = |a: usize, b: usize| h.get(a..b).unwrap_or("0");
+    format!(
+        "{}-{}-{}-{}-{}",
+        part(0, 8),
+        part(8, 12),
+        part(12, 16),
+        part(16, 20),
+        part(20, 32)
+    )
+}
+
+/// COPY `rows` into the staging table.
+async fn stage(
+    client: &Client,
+    db: &DbSetup,
+    batch: &str,
+    rows: &[Row],
+) -> Result<(), tokio_postgres::Error> {
+    let sink = client
+        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", &db.s()))
+        .await?;
+    let mut sink = Box::pin(sink);
+    sink.send(std::io::Cursor::new(csv(batch, rows).into_bytes()))
+        .await?;
+    sink.as_mut().finish().await?;
+    Ok(())
+}
+
+/// Stage and publish inside a savepoint (an error leaves the transaction usable); the
+/// outer error is a harness or staging failure, the inner one the publish outcome.
+async fn stage_and_publish(
+    client: &Client,
+    db: &DbSetup,
+    batch: &str,
+    rows: &[Row],
+) -> Result<Result<Vec<i64>, tokio_postgres::Error>, CaseFailure> {
+    client
+        .batch_execute("SAVEPOINT bulk")
+        .await
+        .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
+    let res = match stage(client, db, batch, rows).await {
+        Ok(()) => publish(client, db, batch).await,
+        Err(e) => {
+            return Err(query_fail(
+                db,
+                "COPY into bulk_staging (the producer's staging step)",
+                &e,
+            ))
+        }
+    };
+    let undo = if res.is_ok() {
+        "RELEASE SAVEPOINT bulk"
+    } else {
+        "ROLLBACK TO SAVEPOINT bulk"
+    };
+    client
+        .batch_execute(undo)
+        .await
+        .map_err(|e| query_fail(db, undo, &e))?;
+    Ok(res)
+}
+
+async fn publish(
+    client: &Client,
+    db: &DbSetup,
+    batch: &str,
+) -> Result<Vec<i64>, tokio_postgres::Error> {
+    let row = client
+        .query_one(
+            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", &db.s()),
+            &[&batch],
+        )
+        .await?;
+    row.try_get(0)
+}
+
+/// Rows of `batch` still staged and jobs in `queues` (read as the installer).
+async fn leftovers(
+    client: &Client,
+    db: &DbSetup,
+    batch: &str,
+    queues: &[String],
+) -> Result<(i64, i64), CaseFailure> {
+    let row = client
+        .query_one(
+            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", &db.s()),
+            &[&batch, &queues],
+        )
+        .await
+        .map_err(|e| setup_fail(db, "counting staged rows and jobs", &e))?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Publish must succeed; then every job reads back as staged and nothing stays staged.
+async fn must_publish(
+    client: &Client,
+    db: &DbSetup,
+    rows: &[Row],
+    what: &str,
+) -> Result<Vec<i64>, CaseFailure> {
+    let batch = batch_id(db);
+    let ids = stage_and_publish(client, db, &batch, rows)
+        .await?
+        .map_err(|e| query_fail(db, &format!("{what}: publish_batch (must publish)"), &e))?;
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if ids.len() != rows.len() || distinct.len() != ids.len() {
+        return Err(CaseFailure::mismatch(
+            format!("{what}: publish_batch must return one new job id per staged row"),
+            json!({"distinct_job_ids": rows.len()}),
+            json!({"job_ids": ids}),
+        ));
+    }
+    let queues: Vec<String> = rows.iter().map(|r| r.req.queue.clone()).collect();
+    let (staged, _) = leftovers(client, db, &batch, &queues).await?;
+    if staged != 0 {
+        return Err(CaseFailure::mismatch(
+            format!("{what}: a published batch must leave no staged rows"),
+            json!({"staged_rows": 0}),
+            json!({"staged_rows": staged}),
+        ));
+    }
+    let (_, rd) = prepare(client, db).await?;
+    let mut by_row: Vec<&Row> = rows.iter().collect();
+    by_row.sort_by_key(|r| r.row_no);
+    for (r, id) in by_row.into_iter().zip(&ids) {
+        let s = read(client, &rd, *id)
+            .await
+            .map_err(|e| query_fail(db, &format!("job_routing({id})"), &e))?;
+        let width = width_of(&r.req.queue);
+        let shard_ok = match (r.shard, s.enqueue_shard) {
+            (Some(want), Some(got)) => want == got,
+            (None, Some(got)) => (0..i16::from(width)).contains(&got),
+            (_, None) => false,
+        };
+        let want_okd = r
+            .req
+            .ordering_key
+            .as_deref()
+            .map(|k| awa_conformance_core::concurrency_digest(k).to_vec());
+        let ok = s.job_id == Some(*id)
+            && shard_ok
+            && s.route_source == r.source
+            && s.concurrency_digest == r.digest
+            && s.ordering_key_digest == want_okd
+            && s.queue.as_deref() == Some(r.req.queue.as_str())
+            && s.priority == Some(r.req.priority)
+            && s.state.as_deref() == Some(r.req.expected_state())
+            && s.unique_key == r.req.unique_key
+            && s.unique_states == r.req.unique_states;
+        if !ok {
+            return Err(CaseFailure::mismatch(
+                format!(
+                    "{what}: row {} (job {id}) is not stored as staged and routed by the contract \
+                     (ids are returned in row order)",
+                    r.row_no
+                ),
+                json!({
+                    "queue": r.req.queue, "priority": r.req.priority,
+                    "state": r.req.expected_state(), "route_source": r.source,
+                    "enqueue_shard": r.shard.map_or_else(
+                        || json!(format!("any in [0, {width})")), |s| json!(s)),
+                    "concurrency_digest_hex": r.digest.as_deref().map(hex),
+                    "ordering_key_digest_hex": want_okd.as_deref().map(hex),
+                    "unique_key_hex": r.req.unique_key.as_deref().map(hex),
+                    "unique_states": r.req.unique_states,
+                }),
+                json!({
+                    "job_id": s.job_id, "queue": s.queue, "priority": s.priority,
+                    "state": s.state, "route_source": s.route_source,
+                    "enqueue_shard": s.enqueue_shard,
+                    "concurrency_digest_hex": s.concurrency_digest.as_deref().map(hex),
+                    "ordering_key_digest_hex": s.ordering_key_digest.as_deref().map(hex),
+                    "unique_key_hex": s.unique_key.as_deref().map(hex),
+                    "unique_states": s.unique_states,
+                }),
+            ));
+        }
+    }
+    Ok(ids)
+}
+
+/// The width encoded in a queue made by [`set_widths`] (`…_w<width>`), else 1.
+fn width_of(queue: &str) -> u8 {
+    queue
+        .rsplit_once("_w")
+        .and_then(|(_, w)| w.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Publish must fail with ZA006 `code` naming `row`, with the given DETAIL members; nothing
+/// of the batch may be published or left staged.
+async fn must_reject(
+    client: &Client,
+    db: &DbSetup,
+    rows: &[Row],
+    what: &str,
+    code: &str,
+    row: i32,
+    members: Vec<(&'static str, Member)>,
+) -> Result<Rejection, CaseFailure> {
+    let batch = batch_id(db);
+    let res = stage_and_publish(client, db, &batch, rows).await?;
+    let rej = rejection(db, what, res)?;
+    rej.expect(what, "ZA006", Some(code), None)?;
+    let mut all = vec![
+        ("row", Member::Eq(json!(row))),
+        ("batch", Member::Eq(json!(batch))),
+    ];
+    all.extend(members);
+    rej.expect_detail(what, &all)?;
+    let queues: Vec<String> = rows.iter().map(|r| r.req.queue.clone()).collect();
+    let (staged, jobs) = leftovers(client, db, &batch, &queues).await?;
+    if staged != 0 || jobs != 0 {
+        return Err(CaseFailure::mismatch(
+            format!("{what}: a rejected batch must publish nothing and leave nothing staged"),
+            json!({"staged_rows": 0, "jobs": 0}),
+            json!({"staged_rows": staged, "jobs": jobs}),
+        ));
+    }
+    Ok(rej)
+}
+
+/// A rolled-back case of the bulk suite.
+fn case(
+    name: &str,
+    body: impl AsyncFnOnce(&Client, &Arc<DbSetup>) -> Result<(), CaseFailure> + Send + 'static,
+) -> Case {
+    Case::new("bulk", name, move |db| {
+        rolled_back(&db, async |c| body(c, &db).await).map(|()| Verdict::Passed)
+    })
+    .requires("bulk")
+}
+
+/// Queues `<base>_w<width>` for every width of [`WIDTHS`], created in the case's transaction.
+async fn width_queues(c: &Client, db: &DbSetup) -> Result<Vec<(u8, String)>, CaseFailure> {
+    let base = unique_name(db);
+    set_widths(c, db, &base, &WIDTHS).await?;
+    Ok(WIDTHS
+        .iter()
+        .map(|w| (*w, width_queue(&base, *w)))
+        .collect())
+}
+
+/// A row's (ordering, concurrency) keys.
+type Keys = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Keys of every precedence case: (ordering, concurrency). Bytes 0x80-0xff, the empty key
+/// and a key longer than one 64-byte hash block are included.
+fn key_cases(db: &DbSetup) -> Vec<Keys> {
+    let k = |l: &str| unique_bytes(db, l);
+    let high: Vec<u8> = (0x80..=0xff).collect();
+    vec![
+        (None, None),
+        (Some(k("o1")), None),
+        (None, Some(k("c1"))),
+        (Some(k("o2")), Some(k("c2"))),
+        (Some(high.clone()), None),
+        (None, Some(high)),
+        (Some(Vec::new()), None),
+        (None, Some(Vec::new())),
+        (Some(vec![0xfe, 0x00, 0xff]), Some(vec![0x00])),
+    ]
+}
+
+/// A good batch over every width and precedence case, rows staged out of order.
+fn good_rows(db: &DbSetup, queues: &[(u8, String)]) -> Result<Vec<Row>, CaseFailure> {
+    let mut rows = Vec::new();
+    let mut n = 0;
+    for (width, queue) in queues {
+        for (ok, ck) in key_cases(db) {
+            n += 1;
+            let mut req = Req::on(queue)
+                .keys(ok.as_deref(), ck.as_deref())
+                .priority(i16::try_from(n % 4 + 1).unwrap_or(2));
+            if n % 3 == 0 {
+                req = req.run_at(FUTURE);
+            }
+            if n % 5 == 0 {
+                req = req.unique(Some(&unique_bytes(db, "good")), Some(CLAIMING));
+            }
+            rows.push(Row::routed(n, req, *width)?);
+        }
+    }
+    // Staging order is not row order: publish_batch orders by row_no.
+    rows.reverse();
+    Ok(rows)
+}
+
+/// `good` plus `bad` at row `at` (rows renumbered 1..).
+fn with_bad_row(mut good: Vec<Row>, at: usize, bad: Row) -> Vec<Row> {
+    good.sort_by_key(|r| r.row_no);
+    good.insert(at.saturating_sub(1).min(good.len()), bad);
+    for (i, r) in good.iter_mut().enumerate() {
+        r.row_no = i32::try_from(i + 1).unwrap_or(i32::MAX);
+    }
+    good
+}
+
+/// Three good rows in `queue` of width `width`.
+fn three_good(db: &DbSetup, queue: &str, width: u8) -> Result<Vec<Row>, CaseFailure> {
+    (1..=3)
+        .map(|i| {
+            let key = unique_bytes(db, "g");
+            Row::routed(i, Req::on(queue).keys(None, Some(&key)), width)
+        })
+        .collect()
+}
+
+/// One routing mismatch case: `bad` routed correctly at width 8 in `queue`, then `spoil`ed;
+/// expect `bulk_row_mismatch` on `field` at row 2.
+async fn mismatch(
+    c: &Client,
+    db: &DbSetup,
+    what: &str,
+    keys: Keys,
+    field: &'static str,
+    spoil: impl FnOnce(&mut Row),
+) -> Result<(), CaseFailure> {
+    let base = unique_name(db);
+    set_widths(c, db, &base, &[8]).await?;
+    let q = width_queue(&base, 8);
+    let mut bad = Row::routed(0, Req::on(&q).keys(keys.0.as_deref(), keys.1.as_deref()), 8)?;
+    spoil(&mut bad);
+    let rows = with_bad_row(three_good(db, &q, 8)?, 2, bad);
+    must_reject(
+        c,
+        db,
+        &rows,
+        what,
+        "bulk_row_mismatch",
+        2,
+        vec![("field", Member::Eq(json!(field)))],
+    )
+    .await
+    .map(|_| ())
+}
+
+/// One validation case: a row breaking one insert_job rule at row 3 of 4.
+fn invalid(
+    name: &'static str,
+    sqlstate: &'static str,
+    rule: &'static str,
+    spoil: fn(&mut Req),
+) -> Case {
+    case(name, async move |c, db| {
+        let q = unique_name(db);
+        let mut req = Req::on(&q);
+        spoil(&mut req);
+        // The core refuses over-long keys, so such a row states the unkeyed routing: the
+        // key length is checked before the routing and must be what is named.
+        let mut routable = req.clone();
+        for k in [&mut routable.ordering_key, &mut routable.concurrency_key] {
+            if k.as_ref().is_some_and(|k| k.len() > 4096) {
+                *k = None;
+            }
+        }
+        let mut bad = Row::routed(0, routable, 1)?;
+        bad.req = req;
+        let rows = with_bad_row(three_good(db, &q, 1)?, 3, bad);
+        must_reject(
+            c,
+            db,
+            &rows,
+            &format!("a batch with a row breaking {rule}"),
+            "bulk_row_invalid",
+            3,
+            vec![
+                ("sqlstate", Member::Eq(json!(sqlstate))),
+                ("rule", Member::Eq(json!(rule))),
+            ],
+        )
+        .await
+        .map(|_| ())
+    })
+}
+
+/// `staged_rows_never_commit`: rows staged and committed without publish_batch make the
+/// commit fail (ZA006 bulk_batch_unpublished), so no staged row outlives its transaction.
+fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
+    db.pg
+        .block_on(async {
+            let client = db.pg.connect().await.map_err(harness)?;
+            let batch = batch_id(db);
+            let q = format!("{}_bulkcommit", unique_name(db));
+            let row = Row::routed(1, Req::on(&q), 1)?;
+            // A producer that stages, then commits without publishing: COMMIT must fail.
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(|e| setup_fail(db, "BEGIN", &e))?;
+            stage(&client, db, &batch, &[row])
+                .await
+                .map_err(|e| query_fail(db, "COPY into bulk_staging", &e))?;
+            let res = client.batch_execute("COMMIT").await;
+            let (staged, jobs) = leftovers(&client, db, &batch, std::slice::from_ref(&q)).await?;
+            if staged != 0 {
+                // A wrong implementation committed them: remove them again.
+                client
+                    .execute(
+                        &include_str!("../../../sql/bulk_remove_batch.sql").replace("@S@", &db.s()),
+                        &[&batch],
+                    )
+                    .await
+                    .map_err(|e| setup_fail(db, "removing committed staged rows", &e))?;
+            }
+            let rej = rejection(db, "committing staged rows without publish_batch", res)?;
+            rej.expect(
+                "committing staged rows without publish_batch",
+                "ZA006",
+                Some("bulk_batch_unpublished"),
+                None,
+            )?;
+            if staged != 0 || jobs != 0 {
+                return Err(CaseFailure::mismatch(
+                    "staged rows must never commit without publish_batch",
+                    json!({"staged_rows": 0, "jobs": 0}),
+                    json!({"staged_rows": staged, "jobs": jobs}),
+                ));
+            }
+            Ok(Verdict::Passed)
+        })
+        .map_err(harness)?
+}
+
+/// `producer_stages_and_publishes`: a login holding only the producer role can COPY into
+/// the staging table (every column but staged_by) and publish; the jobs are its own.
+fn as_producer(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
+    let pg = match producer(db) {
+        Producer::Ready(pg) => pg,
+        Producer::NotApplicable(reason) => return Ok(Verdict::NotApplicable(reason)),
+        Producer::Broken(msg) => return Err(CaseFailure::harness(msg)),
+    };
+    let out = pg.block_on(async {
+        let mut pooled = pg.pooled().await.map_err(harness)?;
+        let client = pooled.get().map_err(harness)?;
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| query_fail(db, "BEGIN", &e))?;
+        let q = unique_name(db);
+        let res = async {
+            let rows = three_good(db, &q, 1)?;
+            let batch = batch_id(db);
+            let ids = stage_and_publish(client, db, &batch, &rows)
+                .await?
+                .map_err(|e| query_fail(db, "publish_batch as the producer role", &e))?;
+            let (ins, rd) = prepare(client, db).await?;
+            drop(ins);
+            for id in &ids {
+                let s = read(client, &rd, *id)
+                    .await
+                    .map_err(|e| query_fail(db, "job_routing as the producer role", &e))?;
+                if s.job_id != Some(*id) {
+                    return Err(CaseFailure::mismatch(
+                        "a job the producer published in bulk must be its own (enqueued_by = \
+                         its session user, readable through job_routing)",
+                        json!({"job_id": id}),
+                        json!({"job_id": s.job_id}),
+                    ));
+                }
+            }
+            if ids.len() == rows.len() {
+                Ok(())
+            } else {
+                Err(CaseFailure::mismatch(
+                    "publish_batch as the producer role must return one job id per staged row",
+                    json!({"job_ids": rows.len()}),
+                    json!({"job_ids": ids}),
+                ))
+            }
+        }
+        .await;
+        client
+            .batch_execute("ROLLBACK")
+            .await
+            .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
+        pooled.mark_clean();
+        res
+    });
+    out.map_err(harness)?.map(|()| Verdict::Passed)
+}
+
+/// The `sql::bulk::*` cases (and the hardening of `publish_batch` in `sql::catalog::`).
+#[expect(clippy::too_many_lines, reason = "one list of short cases")]
+pub(super) fn cases() -> Vec<Case> {
+    let mut out: Vec<Case> = super::catalog::hardening_cases("publish_batch")
+        .into_iter()
+        .map(|c| c.requires("bulk"))
+        .collect();
+    out.extend([
+        case("publish_all_rows_route_as_computed", async |c, db| {
+            let queues = width_queues(c, db).await?;
+            let rows = good_rows(db, &queues)?;
+            must_publish(c, db, &rows, "a good batch over widths 1-64").await?;
+            Ok(())
+        }),
+        case("one_bad_row_publishes_nothing", async |c, db| {
+            // The issue's test: one bad row (an off-by-one client shard) in a batch of good
+            // ones; the batch is rejected naming that row, nothing is published or staged.
+            let queues = width_queues(c, db).await?;
+            let good = good_rows(db, &queues)?;
+            let q8 = queues
+                .iter()
+                .find(|(w, _)| *w == 8)
+                .map(|(_, q)| q.clone())
+                .ok_or_else(|| CaseFailure::harness("no queue of width 8"))?;
+            let key = unique_bytes(db, "obo");
+            let mut bad = Row::routed(0, Req::on(&q8).keys(None, Some(&key)), 8)?;
+            bad.shard = bad.shard.map(|s| (s + 1) % 8);
+            let at = good.len() / 2;
+            let rows = with_bad_row(good, at, bad);
+            must_reject(
+                c,
+                db,
+                &rows,
+                "a batch with one off-by-one shard",
+                "bulk_row_mismatch",
+                i32::try_from(at).unwrap_or(0),
+                vec![("field", Member::Eq(json!("enqueue_shard")))],
+            )
+            .await?;
+            Ok(())
+        }),
+        case("first_bad_row_named", async |c, db| {
+            // Rows 2 and 4 are bad, staged in reverse order: the smallest row_no is named.
+            let q = unique_name(db);
+            let mut rows = three_good(db, &q, 1)?;
+            let key = unique_bytes(db, "first");
+            let mut late = Row::routed(0, Req::on(&q).keys(None, Some(&key)), 1)?;
+            late.digest = Some(vec![0; 32]);
+            rows = with_bad_row(rows, 4, late);
+            let mut early = Row::routed(0, Req::on(&q).keys(Some(&key), None), 1)?;
+            early.source = Some("concurrency_key".to_owned());
+            rows = with_bad_row(rows, 2, early);
+            rows.reverse();
+            must_reject(
+                c,
+                db,
+                &rows,
+                "a batch with bad rows 2 and 5",
+                "bulk_row_mismatch",
+                2,
+                vec![
+                    ("field", Member::Eq(json!("route_source"))),
+                    ("staged", Member::Eq(json!("concurrency_key"))),
+                    ("computed", Member::Eq(json!("ordering_key"))),
+                ],
+            )
+            .await?;
+            Ok(())
+        }),
+        case("digest_mismatch_rejected", async |c, db| {
+            let key = unique_bytes(db, "dig");
+            mismatch(
+                c,
+                db,
+                "a staged digest of the key without the tag's NUL byte",
+                (None, Some(key.clone())),
+                "concurrency_digest",
+                move |r| {
+                    let mut pre = b"awa:concurrency_key:v1".to_vec();
+                    pre.extend_from_slice(&key);
+                    // Any other digest is as wrong; this one is a real producer bug.
+                    r.digest = Some(awa_conformance_core::concurrency_digest(&pre).to_vec());
+                },
+            )
+            .await
+        }),
+        case("fallback_digest_required", async |c, db| {
+            // Ordering key only: the digest of the ordering key must be stated (D3 fallback).
+            let key = unique_bytes(db, "fb");
+            mismatch(
+                c,
+                db,
+                "an ordering-key row staged without its fallback digest",
+                (Some(key), None),
+                "concurrency_digest",
+                |r| r.digest = None,
+            )
+            .await
+        }),
+        case("shard_off_by_one_rejected", async |c, db| {
+            let key = unique_bytes(db, "sh");
+            mismatch(
+                c,
+                db,
+                "a staged concurrency shard off by one",
+                (None, Some(key)),
+                "enqueue_shard",
+                |r| r.shard = r.shard.map(|s| (s + 1) % 8),
+            )
+            .await
+        }),
+        case("ordering_shard_off_by_one_rejected", async |c, db| {
+            let key = unique_bytes(db, "osh");
+            mismatch(
+                c,
+                db,
+                "a staged ordering shard off by one",
+                (Some(key), None),
+                "enqueue_shard",
+                |r| r.shard = r.shard.map(|s| (s + 7) % 8),
+            )
+            .await
+        }),
+        case("both_keys_ordering_key_wins", async |c, db| {
+            // Ordering and concurrency key, staged with the concurrency key's route: the shard
+            // is named, or the route source when the two shards coincide at width 8.
+            let (ok, ck) = (unique_bytes(db, "bo"), unique_bytes(db, "bc"));
+            let conc = Row::routed(0, Req::on("x").keys(None, Some(&ck)), 8)?;
+            let ord = Row::routed(0, Req::on("x").keys(Some(&ok), Some(&ck)), 8)?;
+            let field = if conc.shard == ord.shard {
+                "route_source"
+            } else {
+                "enqueue_shard"
+            };
+            mismatch(
+                c,
+                db,
+                "a row with both keys staged as routed by its concurrency key",
+                (Some(ok), Some(ck)),
+                field,
+                move |r| {
+                    r.shard = conc.shard;
+                    r.source = conc.source;
+                },
+            )
+            .await
+        }),
+        case("concurrency_key_route_source_required", async |c, db| {
+            let key = unique_bytes(db, "crs");
+            mismatch(
+                c,
+                db,
+                "a concurrency-key row staged as routed by an ordering key",
+                (None, Some(key)),
+                "route_source",
+                |r| r.source = Some("ordering_key".to_owned()),
+            )
+            .await
+        }),
+        case("rotor_row_with_shard_rejected", async |c, db| {
+            // No producer can know the rotor's pick (v1.1): a stated shard is a mismatch.
+            mismatch(
+                c,
+                db,
+                "an unkeyed row staged with a shard",
+                (None, None),
+                "enqueue_shard",
+                |r| r.shard = Some(0),
+            )
+            .await
+        }),
+        case("rotor_row_as_keyed_rejected", async |c, db| {
+            mismatch(
+                c,
+                db,
+                "an unkeyed row staged as concurrency_key",
+                (None, None),
+                "route_source",
+                |r| r.source = Some("concurrency_key".to_owned()),
+            )
+            .await
+        }),
+        invalid(
+            "unique_states_4_bits_rejected",
+            "22026",
+            "unique_states_not_8_bits",
+            |r| {
+                r.unique_key = Some(b"k".to_vec());
+                r.unique_states = Some("1111".to_owned());
+            },
+        ),
+        invalid("kind_201_chars_rejected", "23514", "kind_too_long", |r| {
+            r.kind = "k".repeat(201);
+        }),
+        invalid("queue_201_chars_rejected", "23514", "queue_too_long", |r| {
+            r.queue = format!("{}{}", r.queue, "q".repeat(201));
+        }),
+        invalid("priority_5_rejected", "23514", "priority_range", |r| {
+            r.priority = 5;
+        }),
+        invalid(
+            "max_attempts_0_rejected",
+            "23514",
+            "max_attempts_range",
+            |r| {
+                r.max_attempts = 0;
+            },
+        ),
+        invalid("tags_21_rejected", "23514", "too_many_tags", |r| {
+            r.tags = (0..21).map(|i| format!("t{i}")).collect();
+        }),
+        invalid("ordering_key_4097_rejected", "ZA003", "key_too_long", |r| {
+            r.ordering_key = Some(vec![7; 4097]);
+        }),
+        invalid(
+            "concurrency_key_4097_rejected",
+            "ZA003",
+            "key_too_long",
+            |r| {
+                r.concurrency_key = Some(vec![7; 4097]);
+            },
+        ),
+        case("unique_within_batch_rejected", async |c, db| {
+            let q = unique_name(db);
+            let key = unique_bytes(db, "wb");
+            let mut rows = three_good(db, &q, 1)?;
+            for (at, states) in [(2, CLAIMING), (5, CLAIMING)] {
+                let r = Row::routed(0, Req::on(&q).unique(Some(&key), Some(states)), 1)?;
+                rows = with_bad_row(rows, at, r);
+            }
+            must_reject(
+                c,
+                db,
+                &rows,
+                "two claims of one key in a batch",
+                "bulk_unique_conflict",
+                5,
+                vec![("with_row", Member::Eq(json!(2)))],
+            )
+            .await?;
+            Ok(())
+        }),
+        case("unique_within_batch_unclaimed_published", async |c, db| {
+            // '10111111' excludes available: neither row claims, both publish; a third,
+            // scheduled row claims (bit 0), and insert_job then collides with it.
+            let q = unique_name(db);
+            let key = unique_bytes(db, "wu");
+            let rows = vec![
+                Row::routed(1, Req::on(&q).unique(Some(&key), Some("10111111")), 1)?,
+                Row::routed(2, Req::on(&q).unique(Some(&key), Some("10111111")), 1)?,
+                Row::routed(
+                    3,
+                    Req::on(&q)
+                        .unique(Some(&key), Some("10111111"))
+                        .run_at(FUTURE),
+                    1,
+                )?,
+            ];
+            must_publish(c, db, &rows, "a batch sharing a key it does not claim").await?;
+            let (ins, _) = prepare(c, db).await?;
+            let dup = Req::on(&q).unique(Some(&key), Some(CLAIMING));
+            c.batch_execute("SAVEPOINT dup")
+                .await
+                .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
+            let res = insert(c, &ins, &dup).await;
+            c.batch_execute("ROLLBACK TO SAVEPOINT dup")
+                .await
+                .map_err(|e| query_fail(db, "ROLLBACK TO SAVEPOINT", &e))?;
+            let rej = rejection(
+                db,
+                "insert_job of a key a published scheduled row claims",
+                res,
+            )?;
+            rej.expect(
+                "insert_job of a key a published scheduled row claims",
+                "23505",
+                None,
+                None,
+            )
+        }),
+        case("unique_against_existing_rejected", async |c, db| {
+            let q = unique_name(db);
+            let key = unique_bytes(db, "ex");
+            let (ins, _) = prepare(c, db).await?;
+            insert(c, &ins, &Req::on(&q).unique(Some(&key), Some(CLAIMING)))
+                .await
+                .map_err(|e| query_fail(db, "insert_job claiming the key first", &e))?;
+            let bq = unique_name(db);
+            let dup = Row::routed(0, Req::on(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
+            let rows = with_bad_row(three_good(db, &bq, 1)?, 3, dup);
+            must_reject(
+                c,
+                db,
+                &rows,
+                "a batch row claiming a key insert_job holds",
+                "bulk_unique_conflict",
+                3,
+                vec![("with_row", Member::Eq(Json::Null))],
+            )
+            .await?;
+            Ok(())
+        }),
+        case("unique_across_batches_rejected", async |c, db| {
+            let q = unique_name(db);
+            let key = unique_bytes(db, "xb");
+            let first = vec![Row::routed(
+                1,
+                Req::on(&q).unique(Some(&key), Some(CLAIMING)),
+                1,
+            )?];
+            must_publish(c, db, &first, "the first batch claiming a key").await?;
+            let bq = unique_name(db);
+            let dup = Row::routed(0, Req::on(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
+            let rows = with_bad_row(three_good(db, &bq, 1)?, 2, dup);
+            must_reject(
+                c,
+                db,
+                &rows,
+                "a second batch claiming the same key",
+                "bulk_unique_conflict",
+                2,
+                vec![("with_row", Member::Eq(Json::Null))],
+            )
+            .await?;
+            Ok(())
+        }),
+        case("empty_batch_rejected", async |c, db| {
+            let batch = batch_id(db);
+            c.batch_execute("SAVEPOINT empty")
+                .await
+                .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
+            let res = publish(c, db, &batch).await;
+            c.batch_execute("ROLLBACK TO SAVEPOINT empty")
+                .await
+                .map_err(|e| query_fail(db, "ROLLBACK TO SAVEPOINT", &e))?;
+            let rej = rejection(db, "publish_batch of a batch with no staged rows", res)?;
+            rej.expect(
+                "publish_batch of a batch with no staged rows",
+                "ZA006",
+                Some("bulk_batch_empty"),
+                None,
+            )?;
+            rej.expect_detail(
+                "publish_batch of a batch with no staged rows",
+                &[("batch", Member::Eq(json!(batch)))],
+            )
+        }),
+        Case::new("bulk", "staged_rows_never_commit", |db| never_commit(&db)).requires("bulk"),
+        Case::new("bulk", "producer_stages_and_publishes", |db| {
+            as_producer(&db)
+        })
+        .requires("bulk"),
+    ]);
+    out
+}

@@ -186,7 +186,12 @@ func enqueue(ctx context.Context, conn *pgx.Conn, req *request) map[string]any {
 	} else if err != nil {
 		return failed(err)
 	}
-	orderingKey, err := decodeKey(j.OrderingKeyHex)
+	orderingHex := j.OrderingKeyHex
+	if orderingHex == nil && j.Partition != nil {
+		// A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
+		orderingHex = &j.Partition.KeyHex
+	}
+	orderingKey, err := decodeKey(orderingHex)
 	if err != nil {
 		return failed(err)
 	}

@@ -48,7 +48,8 @@ function bindKey(buf) {
 async function enqueue(client, req) {
   const job = req.job;
   const args = canonicalJson(fromTyped(job.args));
-  let orderingKey = key(job.ordering_key_hex);
+  // A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
+  let orderingKey = key(job.ordering_key_hex ?? (job.partition ? job.partition.key_hex : null));
   let concurrencyKey = key(job.concurrency_key_hex);
   if (mutant === 'drop_ordering_key') orderingKey = null;
   if (mutant === 'no_concurrency_key') concurrencyKey = null;

@@ -120,7 +120,13 @@ public final class Producer {
     try {
       byte[] args = CanonicalJson.encode(Typed.decode(job.get("args")), mutant);
       String argsText = new String(args, StandardCharsets.UTF_8);
-      byte[] orderingKey = "drop_ordering_key".equals(mutant) ? null : key(job.get("ordering_key_hex"));
+      JsonNode partition = job.get("partition");
+      boolean partitioned = partition != null && !partition.isNull();
+      JsonNode orderingHex = job.get("ordering_key_hex");
+      if ((orderingHex == null || orderingHex.isNull()) && partitioned) {
+        orderingHex = partition.get("key_hex"); // the ordering key of the physical queue (§5)
+      }
+      byte[] orderingKey = "drop_ordering_key".equals(mutant) ? null : key(orderingHex);
       byte[] concurrencyKey = "no_concurrency_key".equals(mutant) ? null : key(job.get("concurrency_key_hex"));
       if (orderingKey != null && orderingKey.length > Routing.MAX_KEY) {
         throw new CanonicalJson.Refusal("key_too_long", "ordering_key is " + orderingKey.length + " bytes");
@@ -129,8 +135,7 @@ public final class Producer {
         throw new CanonicalJson.Refusal("key_too_long", "concurrency_key is " + concurrencyKey.length + " bytes");
       }
       String queue = job.get("queue").asText();
-      JsonNode partition = job.get("partition");
-      if (partition != null && !partition.isNull()) {
+      if (partitioned) {
         queue = Routing.physicalQueue(queue, HexFormat.of().parseHex(partition.get("key_hex").asText()),
             partition.get("partitions").asInt());
       }

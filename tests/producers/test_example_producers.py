@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,16 @@ BEGIN, END = "<!-- kill-matrix:begin -->", "<!-- kill-matrix:end -->"
 # Bounds every runner call: a hung producer must fail the test, not hang CI.
 RUN_TIMEOUT = 600
 
+# Mutant runs of one example at a time: the runs wait on the database, not the CPU, and the
+# runner serializes the cases that share global unique keys across concurrent runs.
+PARALLEL = 3
+# A JVM's hello can take seconds on a loaded machine; still a bound.
+ADAPTER_TIMEOUT = "120"
+
 # (lang, mutant) -> the case families with a failed case; filled by the mutant tests.
 KILLS: dict[tuple[str, str], set[str]] = {}
+# Every case family the runs saw (the kill matrix's columns).
+FAMILIES: set[str] = set()
 
 
 def _unavailable(why: str) -> None:
@@ -87,7 +96,7 @@ def run_producer(dsn: str, lang: str, tmp_path: Path, mutant: str | None = None)
     if mutant:
         env["AWA_EXAMPLE_MUTANT"] = mutant
     cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
-           "--producer", f"examples/producers/{lang}/run", "--report-json", str(report), "-q", "producer::"]
+           "--producer", f"examples/producers/{lang}/run", "--report-json", str(report), "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
     return done.returncode, cases, done.stdout[-3000:] + done.stderr[-3000:]
@@ -99,6 +108,7 @@ def family(case: dict) -> str:
 
 def test_example_is_green(dsn: str, lang: str, tmp_path: Path) -> None:
     rc, cases, log = run_producer(dsn, lang, tmp_path)
+    FAMILIES.update(family(c) for c in cases)
     statuses = defaultdict(int)
     for case in cases:
         statuses[case["status"]] += 1
@@ -107,9 +117,19 @@ def test_example_is_green(dsn: str, lang: str, tmp_path: Path) -> None:
     assert statuses["passed"] >= 100, f"{lang}: only {dict(statuses)} producer cases\n{log}"
 
 
+@pytest.fixture(scope="module")
+def mutant_runs(dsn: str, lang: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every mutant of one example through the runner, PARALLEL at a time."""
+    tmp = tmp_path_factory.mktemp(f"mutants-{lang}")
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {m: pool.submit(run_producer, dsn, lang, tmp, m) for m in MUTANTS}
+        return {m: f.result() for m, f in futures.items()}
+
+
 @pytest.mark.parametrize("mutant", MUTANTS)
-def test_mutant_is_caught(dsn: str, lang: str, mutant: str, tmp_path: Path) -> None:
-    rc, cases, log = run_producer(dsn, lang, tmp_path, mutant)
+def test_mutant_is_caught(mutant_runs: dict, lang: str, mutant: str) -> None:
+    rc, cases, log = mutant_runs[mutant]
+    FAMILIES.update(family(c) for c in cases)
     killed = {family(c) for c in cases if c["status"] == "failed"}
     KILLS[(lang, mutant)] = killed
     assert rc == 1 and killed, f"{lang} with AWA_EXAMPLE_MUTANT={mutant}: exit {rc}, no failed case\n{log}"

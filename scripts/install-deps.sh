@@ -62,6 +62,19 @@ else
     quiet as_root apt-get install -y -q --no-install-recommends golang-go
 fi
 
+# --- Node.js, Java 17 and Maven (the example producers in examples/producers) ----------------------
+# The polyglot machine has them; a plain Debian one gets them from apt (Node.js >= 20 and Go >= 1.25
+# are needed by the Node and Go examples: Debian's older packages build but fail their tests).
+for tool in node:nodejs npm:npm javac:openjdk-17-jdk-headless mvn:maven; do
+    if command -v "${tool%%:*}" >/dev/null; then
+        log "${tool%%:*}: present"
+    else
+        log "${tool%%:*}: installing ${tool#*:} (apt-get)"
+        quiet as_root apt-get update -q
+        quiet as_root apt-get install -y -q --no-install-recommends "${tool#*:}"
+    fi
+done
+
 # --- Python test dependencies -------------------------------------------------------------------
 # A project venv (.venv at the repository root), so the pins never touch a system Python
 # (Debian's python3 refuses `pip install` outside a venv: PEP 668). test.sh and kit.sh put

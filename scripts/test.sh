@@ -192,6 +192,19 @@ fuzz_smoke() {
     return "$rc"
 }
 
+# The example producers (examples/producers/{go,java,node}): each one's own vector self-test,
+# built once (npm ci, go build, mvn package; the run scripts reuse the builds), then every example
+# and every deliberately broken variant through the runner's --producer (tests/producers: the
+# examples pass >= 100 cases, each mutant fails, docs/producer-kill-matrix.md is current).
+example_producers() {
+    local d="$ROOT/examples/producers"
+    (cd "$d/node" && npm ci --no-audit --no-fund --loglevel=error && node --test canonical.test.mjs) &&
+        (cd "$d/go" && test -z "$(gofmt -l .)" && go vet ./... && go test ./...) &&
+        (cd "$d/java" && mvn -q -B -Dstyle.color=never package && touch target/.built) &&
+        "$d/node/run" --build && "$d/go/run" --build && "$d/java/run" --build &&
+        AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/producers
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -215,6 +228,7 @@ step "go example adapter"        go_adapter
 step "python example adapter"    python_adapter
 step "fuzz (seeded, short)"      fuzz_smoke
 step "examples use no kit"       pytest_suite -q tests/examples
+step "example producers"        example_producers
 step "documented examples"       doc_examples
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 step "compat profile vs awa 0.6.9" compat_profile

@@ -3,12 +3,15 @@
 An example answers the vectors independently; one that imports `awa_conformance` or links an
 `awa-conformance` crate compares the reference with itself and can never fail. Checked:
 Python imports (ast), Go import paths and go.mod requirements, Cargo.toml dependencies and
-Rust `use`/paths, pyproject/requirements dependency names.
+Rust `use`/paths, pyproject/requirements dependency names, JavaScript imports/requires and
+package.json dependencies, Maven pom.xml dependencies. Installed third-party trees
+(node_modules, Maven target/, Go .build/) are not the example's own code and are skipped.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -86,10 +89,38 @@ def _python_deps(path: Path, text: str) -> list[str]:
     return [f"{path}: depends on {d}" for d in deps if d and KIT.match(d.lower())]
 
 
+JS_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]""")
+POM_DEPENDENCY = re.compile(r"<dependency>.*?</dependency>", re.DOTALL)
+SKIPPED_DIRS = {"node_modules", "target", ".build"}
+
+
+def _js(path: Path, text: str) -> list[str]:
+    return [
+        f"{path}:{text.count(chr(10), 0, m.start()) + 1}: imports {m.group(1)}"
+        for m in JS_IMPORT.finditer(text)
+        if KIT.search(m.group(1))
+    ]
+
+
+def _package_json(path: Path, text: str) -> list[str]:
+    doc = json.loads(text)
+    tables = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+    return [f"{path}: depends on {name}" for t in tables for name in doc.get(t, {}) if KIT.search(name)]
+
+
+def _pom(path: Path, text: str) -> list[str]:
+    return [
+        f"{path}:{text.count(chr(10), 0, m.start()) + 1}: depends on {m.group(0).split('<artifactId>')[1].split('<')[0]}"
+        for m in POM_DEPENDENCY.finditer(text)
+        if "<artifactId>" in m.group(0) and KIT.search(m.group(0).split("<artifactId>")[1].split("<")[0])
+    ]
+
+
 def findings(root: Path) -> list[str]:
     """Every place under `root` where an example uses the kit, as `path:line: what`."""
     found: list[str] = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    files = (p for p in root.rglob("*") if p.is_file() and not SKIPPED_DIRS & set(p.relative_to(root).parts))
+    for path in sorted(files):
         text = path.read_text(encoding="utf-8", errors="replace")
         rel = path.relative_to(root.parent)
         if path.suffix == ".py":
@@ -104,4 +135,10 @@ def findings(root: Path) -> list[str]:
             found += _rust(rel, text)
         elif path.name == "pyproject.toml" or (path.name.startswith("requirements") and path.suffix == ".txt"):
             found += _python_deps(rel, text)
+        elif path.suffix in (".js", ".mjs", ".cjs", ".ts"):
+            found += _js(rel, text)
+        elif path.name == "package.json":
+            found += _package_json(rel, text)
+        elif path.name == "pom.xml":
+            found += _pom(rel, text)
     return found

@@ -13,6 +13,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def test_examples_exist():
     assert any(EXAMPLES.rglob("*.py")) and any(EXAMPLES.rglob("*.go")), "examples/ moved? update this test"
+    assert any(EXAMPLES.rglob("*.mjs")) and any(EXAMPLES.rglob("pom.xml")), "examples/producers moved? update this test"
 
 
 def test_no_example_imports_the_kit():
@@ -29,6 +30,11 @@ VIOLATIONS = {
     "f/Cargo.toml": '[package]\nname = "x"\n\n[dependencies]\ncore = { package = "awa-conformance-core", version = "0.1" }\n',
     "g/src/main.rs": "fn main() { let _ = awa_conformance_core::json::canonical_json; }\n",
     "h/requirements.txt": "blake3==1.0.11\nawa-conformance[db]>=0.1\n",
+    "i/producer.mjs": "import pg from 'pg';\nimport { uniqueKey } from 'awa-conformance';\n",
+    "j/index.js": "const pg = require('pg');\nconst ac = require('@awa/awa-conformance');\n",
+    "k/package.json": '{"name": "x", "dependencies": {"pg": "^8", "awa-conformance": "^0.1"}}',
+    "l/pom.xml": "<project><dependencies><dependency><groupId>org.postgresql</groupId><artifactId>postgresql</artifactId></dependency>"
+    "<dependency><groupId>x</groupId><artifactId>awa-conformance-core</artifactId></dependency></dependencies></project>",
 }
 
 

@@ -1,0 +1,234 @@
+// Example Awa producer in Java (pgjdbc) for the runner's producer protocol (docs/adapter-protocol.md).
+//
+// Reads one enqueue request per line on stdin, enqueues it through <schema>.insert_job and
+// answers on stdout. Canonical JSON, the BLAKE3 unique_key, partition choice and routing
+// expectations are computed here from docs/contract.md; the kit is never called.
+// Env: AWA_CONFORMANCE_DSN (postgres:// URL), AWA_EXAMPLE_MUTANT (a deliberately broken variant).
+package example.awa;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
+
+public final class Producer {
+  private static final String NAME = "awa-example-java";
+  private static final String VERSION = "0.1.0";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Connection conn;
+  private final String mutant;
+
+  private Producer(Connection conn, String mutant) {
+    this.conn = conn;
+    this.mutant = mutant;
+  }
+
+  public static void main(String[] argv) throws Exception {
+    String dsn = System.getenv("AWA_CONFORMANCE_DSN");
+    if (dsn == null || dsn.isEmpty()) {
+      System.err.println(NAME + ": AWA_CONFORMANCE_DSN is not set (the runner sets it)");
+      System.exit(2);
+    }
+    String mutant = System.getenv().getOrDefault("AWA_EXAMPLE_MUTANT", "");
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    try (Connection conn = connect(dsn)) {
+      conn.setAutoCommit(true); // one statement per job: committed before the answer
+      Producer p = new Producer(conn, mutant);
+      ObjectNode hello = JSON.createObjectNode().put("type", "hello").put("protocol", 2);
+      hello.putObject("implementation").put("name", NAME).put("version", VERSION + (mutant.isEmpty() ? "" : "+" + mutant));
+      hello.putArray("capabilities").add("enqueue").add("errors");
+      out.println(JSON.writeValueAsString(hello));
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      for (String line; (line = in.readLine()) != null; ) {
+        if (line.isBlank()) continue;
+        JsonNode req = JSON.readTree(line);
+        String type = req.path("type").asText();
+        if (type.equals("stop")) break;
+        ObjectNode answer = JSON.createObjectNode().put("seq", req.path("seq").asLong());
+        if (!type.equals("enqueue")) {
+          answer.put("error", "unknown request type " + type);
+        } else {
+          p.enqueue(req, answer);
+        }
+        out.println(JSON.writeValueAsString(answer));
+      }
+    }
+  }
+
+  /** pgjdbc takes jdbc:postgresql:// URLs; the runner hands out postgres:// ones. */
+  static Connection connect(String dsn) throws SQLException {
+    URI uri = URI.create(dsn);
+    Properties props = new Properties();
+    props.setProperty("ApplicationName", NAME);
+    if (uri.getRawUserInfo() != null) {
+      String[] user = uri.getRawUserInfo().split(":", 2);
+      props.setProperty("user", URLDecoder.decode(user[0], StandardCharsets.UTF_8));
+      if (user.length > 1) props.setProperty("password", URLDecoder.decode(user[1], StandardCharsets.UTF_8));
+    }
+    String host = uri.getHost() == null ? "localhost" : uri.getHost();
+    String port = uri.getPort() < 0 ? "" : ":" + uri.getPort();
+    String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
+    return DriverManager.getConnection("jdbc:postgresql://" + host + port + uri.getRawPath() + query, props);
+  }
+
+  private byte[] key(JsonNode hex) {
+    if (hex == null || hex.isNull()) return null;
+    byte[] b = HexFormat.of().parseHex(hex.asText()); // "" is the empty key, not NULL
+    if ("latin1_keys".equals(mutant)) {
+      // A producer that holds keys as text and encodes them as Latin-1 instead of UTF-8.
+      b = new String(b, StandardCharsets.UTF_8).getBytes(StandardCharsets.ISO_8859_1);
+    }
+    return b;
+  }
+
+  private void bindKey(PreparedStatement ps, int i, byte[] k) throws SQLException {
+    if (k == null) {
+      ps.setNull(i, Types.BINARY);
+    } else if ("text_keys".equals(mutant)) {
+      ps.setString(i, new String(k, StandardCharsets.UTF_8)); // sent as text: wrong
+    } else {
+      ps.setBytes(i, k);
+    }
+  }
+
+  private static String quoteIdent(String s) {
+    return "\"" + s.replace("\"", "\"\"") + "\"";
+  }
+
+  private void enqueue(JsonNode req, ObjectNode answer) {
+    JsonNode job = req.get("job");
+    String schema = quoteIdent(req.get("schema").asText());
+    try {
+      byte[] args = CanonicalJson.encode(Typed.decode(job.get("args")), mutant);
+      String argsText = new String(args, StandardCharsets.UTF_8);
+      JsonNode partition = job.get("partition");
+      boolean partitioned = partition != null && !partition.isNull();
+      JsonNode orderingHex = job.get("ordering_key_hex");
+      if ((orderingHex == null || orderingHex.isNull()) && partitioned) {
+        orderingHex = partition.get("key_hex"); // the ordering key of the physical queue (§5)
+      }
+      byte[] orderingKey = "drop_ordering_key".equals(mutant) ? null : key(orderingHex);
+      byte[] concurrencyKey = "no_concurrency_key".equals(mutant) ? null : key(job.get("concurrency_key_hex"));
+      if (orderingKey != null && orderingKey.length > Routing.MAX_KEY) {
+        throw new CanonicalJson.Refusal("key_too_long", "ordering_key is " + orderingKey.length + " bytes");
+      }
+      if (concurrencyKey != null && concurrencyKey.length > Routing.MAX_KEY) {
+        throw new CanonicalJson.Refusal("key_too_long", "concurrency_key is " + concurrencyKey.length + " bytes");
+      }
+      String queue = job.get("queue").asText();
+      if (partitioned) {
+        queue = Routing.physicalQueue(queue, HexFormat.of().parseHex(partition.get("key_hex").asText()),
+            partition.get("partitions").asInt());
+      }
+      ObjectNode trace = JSON.createObjectNode().put("canonical_args", argsText).put("physical_queue", queue);
+
+      byte[] uniqueKey = null;
+      JsonNode unique = job.get("unique");
+      if (unique != null && !unique.isNull()) {
+        JsonNode bucket = unique.get("period_bucket");
+        byte[] pre = CanonicalJson.uniquePreimage(job.get("kind").asText(),
+            unique.get("by_queue").asBoolean() ? queue : null,
+            unique.get("by_args").asBoolean() ? args : null,
+            bucket == null || bucket.isNull() ? null : Long.parseLong(bucket.asText()), mutant);
+        uniqueKey = CanonicalJson.uniqueKey(pre);
+        trace.put("unique_key_hex", HexFormat.of().formatHex(uniqueKey));
+        trace.put("unique_preimage_hex", HexFormat.of().formatHex(pre));
+      }
+
+      // Expectations: PostgreSQL computes the routing; telling it what this producer expects
+      // makes it refuse (ZA001) a job this producer would have routed differently.
+      ObjectNode opts = job.get("opts").deepCopy();
+      boolean hasExpectation = false;
+      for (var it = opts.fieldNames(); it.hasNext(); ) hasExpectation |= it.next().startsWith("expected_");
+      if (!hasExpectation) {
+        int width;
+        try (PreparedStatement ps = conn.prepareStatement("SELECT " + schema + ".queue_enqueue_shards(?::text)")) {
+          ps.setString(1, queue);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            width = rs.getInt(1);
+          }
+        }
+        for (Map.Entry<String, Object> e : Routing.expectations(width, orderingKey, concurrencyKey, mutant).entrySet()) {
+          opts.set(e.getKey(), JSON.valueToTree(e.getValue()));
+        }
+      }
+
+      // With ? placeholders every cast stays in the SQL. Keys are bytea (setBytes); the states
+      // are text cast to varbit, never bit(8), which pads '1111' before the function can refuse.
+      String states = "bit8_cast".equals(mutant) ? "?::bit(8)" : "?::varbit";
+      String sql = "SELECT job_id FROM " + schema + ".insert_job(?::text, ?::text, ?::jsonb, ?::smallint, "
+          + "NULL::smallint, ?::timestamptz, NULL::jsonb, ?::text[], ?::bytea, " + states
+          + ", ?::bytea, ?::bytea, ?::jsonb)";
+      try (PreparedStatement ps = conn.prepareStatement(sql)) {
+        ps.setString(1, job.get("kind").asText());
+        ps.setString(2, queue);
+        ps.setString(3, argsText);
+        JsonNode priority = job.get("priority");
+        if (priority == null || priority.isNull()) ps.setNull(4, Types.SMALLINT);
+        else ps.setShort(4, (short) priority.asInt());
+        JsonNode runAt = job.get("run_at");
+        if (runAt == null || runAt.isNull()) ps.setNull(5, Types.VARCHAR);
+        else ps.setString(5, runAt.asText());
+        List<String> tags = new ArrayList<>();
+        for (JsonNode t : job.get("tags")) tags.add(t.asText());
+        ps.setArray(6, conn.createArrayOf("text", tags.toArray()));
+        if (uniqueKey == null) ps.setNull(7, Types.BINARY);
+        else ps.setBytes(7, uniqueKey);
+        JsonNode us = job.get("unique_states");
+        if (us == null || us.isNull()) ps.setNull(8, Types.VARCHAR);
+        else ps.setString(8, us.asText());
+        bindKey(ps, 9, orderingKey);
+        bindKey(ps, 10, concurrencyKey);
+        ps.setString(11, JSON.writeValueAsString(opts));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          answer.put("job_id", rs.getLong(1));
+        }
+      }
+      answer.set("trace", trace);
+    } catch (CanonicalJson.Refusal r) {
+      answer.putObject("refused").putNull("sqlstate").put("code", r.code).put("message", r.getMessage());
+    } catch (PSQLException e) {
+      ServerErrorMessage server = e.getServerErrorMessage();
+      if (server == null) {
+        answer.put("error", e.toString()); // no server error: the connection, not a refusal
+        return;
+      }
+      // Branch on the SQLSTATE, never the message; contract errors carry a JSON DETAIL.
+      ObjectNode refused = answer.putObject("refused").put("sqlstate", e.getSQLState());
+      refused.putNull("code");
+      String detail = server.getDetail();
+      if (detail != null) {
+        try {
+          JsonNode d = JSON.readTree(detail);
+          if (d != null && d.path("code").isTextual()) refused.put("code", d.get("code").asText());
+        } catch (java.io.IOException notJson) {
+          // released errors (23505, 23514, ...) have a plain-text DETAIL or none
+        }
+      }
+      refused.put("message", server.getMessage());
+    } catch (Exception e) {
+      answer.put("error", e.toString());
+    }
+  }
+}

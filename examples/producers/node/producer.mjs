@@ -1,0 +1,141 @@
+// Example Awa producer in Node.js (node-postgres) speaking the runner's producer protocol (docs/adapter-protocol.md).
+//
+// Reads one enqueue request per line on stdin, enqueues it through `<schema>.insert_job` and
+// answers on stdout. Everything contract-specific (canonical JSON, BLAKE3 unique_key, partition,
+// routing expectations) is computed here from docs/contract.md; the kit is never called.
+// Env: AWA_CONFORMANCE_DSN (postgres:// URL), AWA_EXAMPLE_MUTANT (a deliberately broken variant).
+
+import readline from 'node:readline';
+import pg from 'pg';
+import { Refusal, canonicalJson, fromTyped, mutant, uniqueKey } from './canonical.mjs';
+import { MAX_KEY, expectations, physicalQueue } from './routing.mjs';
+
+const NAME = 'awa-example-node';
+const VERSION = '0.1.0';
+
+function send(line) {
+  process.stdout.write(line + '\n');
+}
+
+function quoteIdent(name) {
+  return '"' + name.replaceAll('"', '""') + '"';
+}
+
+// Explicit types on every parameter: insert_job has one signature and no overloads. Keys are
+// bytea parameters (Buffers), unique_states is text cast to varbit (never bit(8): that cast pads
+// '1111' to '11110000' before the function can refuse it), jsonb goes as JSON text.
+function insertSql(schema) {
+  const states = mutant === 'bit8_cast' ? '$8::bit(8)' : '$8::varbit';
+  return `SELECT job_id FROM ${quoteIdent(schema)}.insert_job($1::text, $2::text, $3::jsonb, $4::smallint,
+    NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, ${states}, $9::bytea,
+    $10::bytea, $11::jsonb)`;
+}
+
+function key(hex) {
+  if (hex === null) return null;
+  const bytes = Buffer.from(hex, 'hex');
+  // A producer that takes keys as strings and encodes them as Latin-1 instead of UTF-8.
+  if (mutant === 'latin1_keys') return Buffer.from(bytes.toString('utf8'), 'latin1');
+  return bytes;
+}
+
+function bindKey(buf) {
+  // Bound as text, PostgreSQL reads the string as bytea escape syntax: wrong for non-UTF-8 bytes.
+  if (mutant === 'text_keys' && buf !== null) return buf.toString('utf8');
+  return buf;
+}
+
+async function enqueue(client, req) {
+  const job = req.job;
+  const args = canonicalJson(fromTyped(job.args));
+  // A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
+  let orderingKey = key(job.ordering_key_hex ?? (job.partition ? job.partition.key_hex : null));
+  let concurrencyKey = key(job.concurrency_key_hex);
+  if (mutant === 'drop_ordering_key') orderingKey = null;
+  if (mutant === 'no_concurrency_key') concurrencyKey = null;
+  for (const [field, k] of [['ordering_key', orderingKey], ['concurrency_key', concurrencyKey]]) {
+    if (k !== null && k.length > MAX_KEY) throw new Refusal('key_too_long', `${field} is ${k.length} bytes (max ${MAX_KEY})`);
+  }
+  const queue = job.partition
+    ? physicalQueue(job.queue, Buffer.from(job.partition.key_hex, 'hex'), job.partition.partitions)
+    : job.queue;
+
+  let unique = null;
+  if (job.unique) {
+    const u = job.unique;
+    unique = uniqueKey(job.kind, u.by_queue ? queue : null, u.by_args ? args : null,
+      u.period_bucket === null ? null : BigInt(u.period_bucket));
+  }
+
+  // Expectations: PostgreSQL computes the routing; sending what this producer expects makes the
+  // database refuse (ZA001) a job this producer would have routed differently.
+  let opts = job.opts;
+  if (!Object.keys(opts).some((k) => k.startsWith('expected_'))) {
+    const w = await client.query(`SELECT ${quoteIdent(req.schema)}.queue_enqueue_shards($1::text) AS w`, [queue]);
+    opts = { ...opts, ...expectations(Number(w.rows[0].w), orderingKey, concurrencyKey) };
+  }
+
+  // One statement in autocommit: committed before we answer. (Inside a larger transaction, wrap
+  // it in a savepoint so that a 23505 does not abort the transaction.)
+  const res = await client.query(insertSql(req.schema), [
+    job.kind, queue, args, job.priority, job.run_at, job.tags,
+    unique && unique.key, job.unique_states, bindKey(orderingKey), bindKey(concurrencyKey),
+    JSON.stringify(opts),
+  ]);
+  const trace = { canonical_args: args, physical_queue: queue };
+  if (unique) {
+    trace.unique_key_hex = unique.key.toString('hex');
+    trace.unique_preimage_hex = unique.preimage.toString('hex');
+  }
+  // job_id is a bigint: pg returns it as a decimal string, written into the line as it is.
+  return `{"seq":${req.seq},"job_id":${res.rows[0].job_id},"trace":${JSON.stringify(trace)}}`;
+}
+
+function refusedFromDb(err) {
+  // Branch on the SQLSTATE, never the message; contract errors carry a JSON DETAIL with `code`.
+  let code = null;
+  if (err.detail) {
+    try {
+      const d = JSON.parse(err.detail);
+      if (d && typeof d.code === 'string') code = d.code;
+    } catch {
+      // released errors (23505, 23514, ...) have a plain-text DETAIL or none
+    }
+  }
+  return { sqlstate: err.code, code, message: err.message };
+}
+
+async function main() {
+  const dsn = process.env.AWA_CONFORMANCE_DSN;
+  if (!dsn) {
+    process.stderr.write(`${NAME}: AWA_CONFORMANCE_DSN is not set (the runner sets it)\n`);
+    process.exit(2);
+  }
+  const client = new pg.Client({ connectionString: dsn, application_name: NAME });
+  await client.connect();
+  send(JSON.stringify({ type: 'hello', protocol: 2, implementation: { name: NAME, version: VERSION + (mutant ? `+${mutant}` : '') }, capabilities: ['enqueue', 'errors'] }));
+
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    const req = JSON.parse(line);
+    if (req.type === 'stop') break;
+    if (req.type !== 'enqueue') {
+      send(JSON.stringify({ seq: req.seq ?? null, error: `unknown request type ${JSON.stringify(req.type)}` }));
+      continue;
+    }
+    try {
+      send(await enqueue(client, req));
+    } catch (err) {
+      if (err instanceof Refusal) send(JSON.stringify({ seq: req.seq, refused: { sqlstate: null, code: err.code, message: err.message } }));
+      else if (err instanceof pg.DatabaseError) send(JSON.stringify({ seq: req.seq, refused: refusedFromDb(err) }));
+      else send(JSON.stringify({ seq: req.seq, error: String(err && err.stack ? err.stack : err) }));
+    }
+  }
+  await client.end();
+}
+
+main().catch((err) => {
+  process.stderr.write(`${NAME}: ${err && err.stack ? err.stack : err}\n`);
+  process.exit(1);
+});

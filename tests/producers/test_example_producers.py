@@ -1,0 +1,135 @@
+"""Runs each example producer (examples/producers/<lang>) and each of its mutants through the runner.
+
+A correct example must pass at least 100 `producer::` cases with nothing failed or errored;
+every mutant (AWA_EXAMPLE_MUTANT, examples/producers/README.md) must make the run fail (exit
+1) in at least one case family. Which families catch which mutant is the kill matrix in
+docs/producer-kill-matrix.md: test_kill_matrix.py (collected after this file) checks it
+against what these runs saw (AWA_UPDATE_KILL_MATRIX=1 rewrites it).
+
+Needs DATABASE_URL (a superuser DSN: the schema is installed into its own schema and removed
+afterwards) and a runner with `--producer` (AWA_CONFORMANCE_BIN, default
+target/release/awa-conformance). With AWA_REQUIRE_DB=1 (CI) a missing one fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
+LANGS = ("go", "java", "node")
+MUTANTS = (
+    "separators",
+    "escaping",
+    "utf16_sort",
+    "native_floats",
+    "nan_token",
+    "big_endian_bucket",
+    "drop_ordering_key",
+    "no_concurrency_fallback",
+    "no_concurrency_key",
+    "bit8_cast",
+    "latin1_keys",
+    "text_keys",
+)
+SCHEMA = "awa_example_producers"
+ROLE = "awa_example_producers_producer"
+MATRIX_DOC = ROOT / "docs" / "producer-kill-matrix.md"
+BEGIN, END = "<!-- kill-matrix:begin -->", "<!-- kill-matrix:end -->"
+# Bounds every runner call: a hung producer must fail the test, not hang CI.
+RUN_TIMEOUT = 600
+
+# Mutant runs of one example at a time: the runs wait on the database, not the CPU, and the
+# runner serializes the cases that share global unique keys across concurrent runs.
+PARALLEL = 3
+# A JVM's hello can take seconds on a loaded machine; still a bound.
+ADAPTER_TIMEOUT = "120"
+
+# (lang, mutant) -> the case families with a failed case; filled by the mutant tests.
+KILLS: dict[tuple[str, str], set[str]] = {}
+# Every case family the runs saw (the kill matrix's columns).
+FAMILIES: set[str] = set()
+
+
+def _unavailable(why: str) -> None:
+    if os.environ.get("AWA_REQUIRE_DB") == "1":
+        pytest.fail(why + " (AWA_REQUIRE_DB=1: this must run)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def dsn() -> str:
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        _unavailable("DATABASE_URL is not set")
+    if not RUNNER.is_file():
+        _unavailable(f"no runner at {RUNNER}: build it (cargo build --release -p awa-conformance)")
+    help_text = subprocess.run([RUNNER, "--help"], capture_output=True, text=True, timeout=60).stdout
+    if "--producer" not in help_text:
+        _unavailable(f"{RUNNER} has no --producer option (the producer engine)")
+    target = ["--dsn", url, "--schema", SCHEMA, "--producer-role", ROLE]
+    subprocess.run([RUNNER, "schema", "install", *target], check=True, timeout=120)
+    yield url
+    subprocess.run([RUNNER, "schema", "uninstall", *target], check=True, timeout=120)
+
+
+@pytest.fixture(scope="module", params=LANGS)
+def lang(request) -> str:
+    """Builds the example once (its run script caches the build) before any run uses it."""
+    run = ROOT / "examples" / "producers" / request.param / "run"
+    built = subprocess.run([run, "--build"], capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, f"building {request.param} failed:\n{built.stderr[-4000:]}"
+    return request.param
+
+
+def run_producer(dsn: str, lang: str, tmp_path: Path, mutant: str | None = None) -> tuple[int, list[dict], str]:
+    report = tmp_path / f"{lang}-{mutant or 'correct'}.json"
+    env = dict(os.environ)
+    env.pop("AWA_EXAMPLE_MUTANT", None)
+    if mutant:
+        env["AWA_EXAMPLE_MUTANT"] = mutant
+    cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
+           "--producer", f"examples/producers/{lang}/run", "--report-json", str(report), "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
+    return done.returncode, cases, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def family(case: dict) -> str:
+    return case["name"].split("::")[1]  # producer::<family>::<id>[::w<width>][::<step>]
+
+
+def test_example_is_green(dsn: str, lang: str, tmp_path: Path) -> None:
+    rc, cases, log = run_producer(dsn, lang, tmp_path)
+    FAMILIES.update(family(c) for c in cases)
+    statuses = defaultdict(int)
+    for case in cases:
+        statuses[case["status"]] += 1
+    bad = [c["name"] for c in cases if c["status"] in ("failed", "errored")]
+    assert rc == 0 and not bad, f"{lang}: exit {rc}, not passed: {bad[:20]}\n{log}"
+    assert statuses["passed"] >= 100, f"{lang}: only {dict(statuses)} producer cases\n{log}"
+
+
+@pytest.fixture(scope="module")
+def mutant_runs(dsn: str, lang: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every mutant of one example through the runner, PARALLEL at a time."""
+    tmp = tmp_path_factory.mktemp(f"mutants-{lang}")
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {m: pool.submit(run_producer, dsn, lang, tmp, m) for m in MUTANTS}
+        return {m: f.result() for m, f in futures.items()}
+
+
+@pytest.mark.parametrize("mutant", MUTANTS)
+def test_mutant_is_caught(mutant_runs: dict, lang: str, mutant: str) -> None:
+    rc, cases, log = mutant_runs[mutant]
+    FAMILIES.update(family(c) for c in cases)
+    killed = {family(c) for c in cases if c["status"] == "failed"}
+    KILLS[(lang, mutant)] = killed
+    assert rc == 1 and killed, f"{lang} with AWA_EXAMPLE_MUTANT={mutant}: exit {rc}, no failed case\n{log}"

@@ -153,6 +153,12 @@ PYEOF
     return "$rc"
 }
 
+# The Python example producer over its own protocol against this database: stored jobs judged
+# from the vector files, and each of its deliberate mistakes (AWA_PRODUCER_BREAK) caught.
+python_producer() {
+    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests"
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -174,6 +180,7 @@ step "python bindings"           python_bindings
 step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
 step "go example adapter"        go_adapter
 step "python example adapter"    python_adapter
+step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
 step "documented examples"       doc_examples
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck

@@ -36,7 +36,8 @@ pub use ordering::{
     ORDERING_HASH_PRIME, PARTITION_HASH_DOMAIN,
 };
 pub use routing::{
-    move_shard, route, validate_key, Route, RouteSource, Width, MAX_KEY_LEN, MAX_WIDTH,
+    move_shard, route, shard_admitted, validate_key, Route, RouteSource, Width, MAX_KEY_LEN,
+    MAX_WIDTH,
 };
 pub use states::{parse_unique_states_bits, unique_states_bits, DEFAULT_UNIQUE_STATES, JOB_STATES};
 pub use unique::{unique_key, unique_key_preimage, UNIQUE_KEY_LEN};

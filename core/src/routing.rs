@@ -76,6 +76,28 @@ pub struct Route {
     pub concurrency_digest: Option<[u8; DIGEST_LEN]>,
 }
 
+impl Route {
+    /// Whether a job stored on `shard` of a queue of width `width` conforms to this route:
+    /// the computed shard exactly, or for the rotor ([`RouteSource::Rotor`], no shard) any
+    /// shard in `[0, width)`. The one statement of that rule (the SQL suites, the adapter
+    /// comparison and the producer engine all ask it). `shard` is an `i64` so a stored
+    /// `smallint` (or a JSON integer) is judged as it is, never truncated first.
+    #[must_use]
+    pub fn admits(&self, shard: i64, width: Width) -> bool {
+        shard_admitted(self.enqueue_shard, shard, width)
+    }
+}
+
+/// [`Route::admits`] for an expected shard alone: `Some(s)` admits exactly `s`, `None` (the
+/// rotor) admits any shard in `[0, width)`.
+#[must_use]
+pub fn shard_admitted(expected: Option<u8>, shard: i64, width: Width) -> bool {
+    match expected {
+        Some(want) => i64::from(want) == shard,
+        None => (0..i64::from(width.get())).contains(&shard),
+    }
+}
+
 /// Reject keys longer than [`MAX_KEY_LEN`].
 ///
 /// # Errors
@@ -139,6 +161,19 @@ pub fn move_shard(retained: i64, destination: Width) -> Result<u8, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn admits_the_shard_or_any_rotor_shard() {
+        let w = Width::new(4).unwrap();
+        let rotor = route(w, None, None).unwrap();
+        assert!((0..4).all(|s| rotor.admits(s, w)));
+        assert!(!rotor.admits(4, w) && !rotor.admits(-1, w));
+        let keyed = route(w, Some(b"k"), None).unwrap();
+        let s = i64::from(keyed.enqueue_shard.unwrap());
+        assert!(keyed.admits(s, w));
+        assert!(!keyed.admits((s + 1) % 4, w));
+        assert!(!keyed.admits(s + 256, w), "never truncated");
+    }
 
     fn w(n: i64) -> Width {
         Width::new(n).unwrap()

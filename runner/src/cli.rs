@@ -198,6 +198,30 @@ pub struct RunArgs {
     /// (docs/adapter-protocol.md). With --dsn, CMD gets it in AWA_CONFORMANCE_DSN.
     #[arg(long, value_name = "CMD", help_heading = "Producers")]
     pub adapter: Option<String>,
+
+    /// Also check what a producer really enqueues: run CMD (a shell command) speaking the
+    /// producer protocol (docs/adapter-protocol.md, "Enqueue: producers") and add one
+    /// `producer::<family>::<id>[::w<width>][::<step>]` case per vector, width and step; needs
+    /// a database. CMD gets the DSN in AWA_CONFORMANCE_DSN and the schema in
+    /// AWA_CONFORMANCE_SCHEMA; each enqueue is bounded by --adapter-timeout.
+    #[arg(long, value_name = "CMD", help_heading = "Producers")]
+    pub producer: Option<String>,
+
+    /// The DSN given to the producer (AWA_CONFORMANCE_DSN), e.g. to connect as the producer
+    /// role; default: the run's DSN.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "producer",
+        help_heading = "Producers"
+    )]
+    pub producer_dsn: Option<String>,
+
+    /// With --producer: only check the producer's protocol with canned requests (hello, two
+    /// enqueues, one refusal, stop), as `producer::protocol::<step>`, without judging what it
+    /// stores: a smoke test for people writing a producer.
+    #[arg(long, requires = "producer", help_heading = "Producers")]
+    pub validate_producer: bool,
 }
 
 /// Default of `--case-timeout`: far above any case's normal time (milliseconds), below the

@@ -6,6 +6,7 @@
 //! and intra-doc links from module docs resolve), not `pub(crate)`.
 
 pub mod adapter;
+pub mod child;
 pub mod cli;
 pub mod commands;
 pub mod console;
@@ -16,6 +17,7 @@ pub mod expected;
 pub mod interrupt;
 pub mod outcome;
 pub mod pg;
+pub mod producer;
 pub mod progress;
 pub mod report;
 pub mod schema_install;

@@ -410,6 +410,18 @@ impl RunContext {
         })
     }
 
+    /// Record the outcome of a check run outside libtest-mimic (the library entry
+    /// [`crate::producer::check`]), applying expected failures exactly as a trial does.
+    pub fn record(
+        &self,
+        suite: &str,
+        name: String,
+        outcome: Result<Verdict, CaseFailure>,
+        duration_ms: f64,
+    ) {
+        let _ = self.finish(suite, name, outcome, duration_ms);
+    }
+
     /// Turn a check's outcome into a recorded result and the trial's libtest outcome.
     fn finish(
         &self,

@@ -597,6 +597,42 @@ impl Dsn {
         )
     }
 
+    /// A libpq key=value connection string with the password (for a child process's
+    /// environment only, e.g. a producer's `AWA_CONFORMANCE_DSN`; never print it): host(s),
+    /// port, user, dbname, password and sslmode.
+    #[must_use]
+    pub fn conninfo(&self) -> String {
+        // libpq quoting: single quotes, backslash before `'` and `\`.
+        let q = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+        let c = &self.config;
+        let hosts: Vec<String> = c
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                Host::Tcp(s) => s.clone(),
+                Host::Unix(p) => p.display().to_string(),
+            })
+            .collect();
+        let mut parts = Vec::new();
+        if !hosts.is_empty() {
+            parts.push(format!("host={}", q(&hosts.join(","))));
+        }
+        if let Some(port) = c.get_ports().first() {
+            parts.push(format!("port={port}"));
+        }
+        if let Some(user) = c.get_user() {
+            parts.push(format!("user={}", q(user)));
+        }
+        if let Some(db) = c.get_dbname() {
+            parts.push(format!("dbname={}", q(db)));
+        }
+        if let Some(pw) = &self.password {
+            parts.push(format!("password={}", q(pw)));
+        }
+        parts.push(format!("sslmode={}", self.tls.mode.as_str()));
+        parts.join(" ")
+    }
+
     /// Remove the password from any text (server or library messages).
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {

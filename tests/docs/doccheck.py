@@ -4,7 +4,8 @@ The convention (CONTRIBUTING.md, "Adding a documented example"):
 
 * a ```` ```pycon ```` block is a doctest, run against the installed `awa_conformance` module;
 * a ```` ```json example=NAME ```` block is a message checked by the checker NAME
-  (`adapter-hello`, `adapter-request`, `expected-failures`), against the real runner;
+  (`adapter-hello`, `adapter-request`, `expected-failures`), against the real runner, or
+  (`protocol` with `schema=NAME`) against the JSON Schema docs/protocol/NAME.schema.json;
 * a ```` ```sh example=cli ```` block is run line by line with the real runner (each line must
   exit 0, or with `exit=N` on the info string, N);
 * `<!-- check ... -->` before a paragraph, table, list or code block holds Python lines
@@ -460,7 +461,23 @@ def _expected_failures(ex: Example, kit: Kit, doc: Any) -> None:
             raise ex.fail("the Python module read no entry from this expected-failures file")
 
 
+def _protocol(ex: Example, kit: Kit, message: Any) -> None:
+    """A producer-protocol message (`json example=protocol schema=NAME`): valid against its JSON
+    Schema docs/protocol/NAME.schema.json, the schemas the runner's tests check real traffic with."""
+    import jsonschema
+
+    name = ex.attrs.get("schema", "")
+    path = ROOT / "docs" / "protocol" / f"{name}.schema.json"
+    if not name or not path.is_file():
+        raise ex.fail(f"example=protocol needs schema=NAME naming docs/protocol/NAME.schema.json (got {name!r})")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(message), key=str)
+    if errors:
+        raise ex.fail(f"not a valid {name} message: {errors[0].message}")
+
+
 JSON_CHECKS: dict[str, Callable[[Example, Kit, Any], None]] = {
+    "protocol": _protocol,
     "adapter-hello": _adapter_hello,
     "adapter-request": _adapter_request,
     "expected-failures": _expected_failures,

@@ -18,9 +18,7 @@
 //! so filters, expected failures and reports treat adapter cases like any other.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +27,7 @@ use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 use libtest_mimic::Trial;
 use serde_json::{json, Value as Json};
 
+use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, Waited};
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 
 /// The protocol version this runner speaks (`hello.protocol` must equal it).
@@ -43,14 +42,21 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest line the adapter may write (bytes, without the newline). The largest answer
 /// of v1 is a few kilobytes; a longer line is a harness error and is never held in memory.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
-/// How often a wait for the adapter checks whether the run was asked to stop.
-const POLL: Duration = Duration::from_millis(50);
 /// How long the runner waits for its own reader and writer threads once the adapter's
 /// process group is gone (they end at once unless a process escaped the group).
 const THREAD_GRACE: Duration = Duration::from_secs(2);
 /// The capability an adapter declares to receive rejected-input vectors (`expected.error`),
 /// which it answers with `{"output":{"error":"<code>"}}` (docs/adapter-protocol.md).
 pub const ERRORS_CAPABILITY: &str = "errors";
+/// The protocol version that adds `enqueue` (a program may declare function families
+/// beside `enqueue`; the adapter ignores `enqueue` and `bulk`).
+pub const ENQUEUE_PROTOCOL_VERSION: u64 = crate::producer::wire::PROTOCOL_VERSION;
+/// Capabilities that name no family.
+const NON_FAMILY_CAPABILITIES: [&str; 3] = [
+    ERRORS_CAPABILITY,
+    crate::producer::wire::ENQUEUE_CAPABILITY,
+    crate::producer::wire::BULK_CAPABILITY,
+];
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
@@ -217,9 +223,11 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
         return Err(format!("first line is not a hello: {line:.200}"));
     }
     let protocol = j.get("protocol").and_then(Json::as_u64);
-    if protocol != Some(PROTOCOL_VERSION) {
+    // Protocol 2 adds enqueue (crate::producer); its function requests are protocol 1's.
+    if protocol != Some(PROTOCOL_VERSION) && protocol != Some(ENQUEUE_PROTOCOL_VERSION) {
         return Err(format!(
-            "protocol {protocol:?}, this runner speaks {PROTOCOL_VERSION}"
+            "protocol {protocol:?}, this runner speaks {PROTOCOL_VERSION} and \
+             {ENQUEUE_PROTOCOL_VERSION}"
         ));
     }
     let imp = j.get("implementation").cloned().unwrap_or(Json::Null);
@@ -238,11 +246,11 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
     let unknown: Vec<&str> = capabilities
         .iter()
         .map(String::as_str)
-        .filter(|c| Family::parse(c).is_none() && *c != ERRORS_CAPABILITY)
+        .filter(|c| Family::parse(c).is_none() && !NON_FAMILY_CAPABILITIES.contains(c))
         .collect();
     if !unknown.is_empty() {
         let mut known: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
-        known.push(ERRORS_CAPABILITY);
+        known.extend(NON_FAMILY_CAPABILITIES);
         return Err(format!(
             "unknown capability {}; the known capabilities are {}",
             unknown.join(", "),
@@ -291,147 +299,6 @@ fn parse_answer(line: &str) -> Result<(u64, Answer), String> {
     ))
 }
 
-/// What the reader thread reports.
-enum Read {
-    /// One line (without its newline).
-    Line(String),
-    /// A line longer than the limit: the reader stopped reading.
-    TooLong,
-    /// A line that is not UTF-8.
-    NotUtf8,
-    /// Reading failed.
-    Failed(std::io::Error),
-}
-
-/// Outcome of reading one line with a length bound.
-enum Bounded {
-    Line,
-    Eof,
-    TooLong,
-}
-
-/// Read one `\n`-terminated line into `buf` (cleared first), never holding more than `max`
-/// bytes: past that the rest is left unread and [`Bounded::TooLong`] returned.
-fn read_line_bounded(
-    reader: &mut impl BufRead,
-    max: usize,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<Bounded> {
-    buf.clear();
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            // A last line without a newline still counts.
-            return Ok(if buf.is_empty() {
-                Bounded::Eof
-            } else {
-                Bounded::Line
-            });
-        }
-        let (chunk, complete) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (available.get(..i).unwrap_or(available), true),
-            None => (available, false),
-        };
-        if buf.len() + chunk.len() > max {
-            return Ok(Bounded::TooLong);
-        }
-        buf.extend_from_slice(chunk);
-        let used = chunk.len() + usize::from(complete);
-        reader.consume(used);
-        if complete {
-            return Ok(Bounded::Line);
-        }
-    }
-}
-
-/// Start `sh -c <cmd>` as the leader of a new process group, so that the adapter and
-/// everything it starts (`sh -c` may fork rather than exec) can be killed together.
-fn spawn(cmd: &str, dsn: Option<&str>) -> Result<Child, AdapterError> {
-    let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        // The adapter's own diagnostics go straight to the user.
-        .stderr(Stdio::inherit())
-        // Its own group: also keeps the terminal's Ctrl-C from reaching it before the runner
-        // has decided what to do (the runner kills it itself).
-        .process_group(0);
-    if let Some(d) = dsn {
-        c.env(DSN_ENV, d);
-    }
-    c.spawn().map_err(|e| AdapterError::Spawn {
-        cmd: cmd.to_owned(),
-        reason: e.to_string(),
-    })
-}
-
-/// The adapter's process group, killed as a whole when the exchange ends.
-struct Group {
-    child: Child,
-}
-
-impl Group {
-    /// Whether the leader has exited (without reaping it, so its pid and the group id
-    /// cannot be reused before [`Group::end`] kills the group).
-    fn exited(&self) -> bool {
-        let pid = rustix::process::Pid::from_child(&self.child);
-        matches!(
-            rustix::process::waitid(
-                rustix::process::WaitId::Pid(pid),
-                rustix::process::WaitIdOptions::EXITED
-                    | rustix::process::WaitIdOptions::NOHANG
-                    | rustix::process::WaitIdOptions::NOWAIT,
-            ),
-            Ok(Some(_)) | Err(_)
-        )
-    }
-
-    /// Kill every process left in the group, then reap the leader; returns its status.
-    fn end(mut self) -> std::io::Result<std::process::ExitStatus> {
-        let pid = rustix::process::Pid::from_child(&self.child);
-        // ESRCH (nobody left) is the normal case after a clean exit.
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        // The leader too, directly: should the group be gone, the wait below must not block.
-        let _ = self.child.kill();
-        self.child.wait()
-    }
-}
-
-/// Receive from `rx` until `deadline`, giving up early when the run is asked to stop.
-fn recv_until<T>(
-    rx: &mpsc::Receiver<T>,
-    deadline: Instant,
-    stopped: &dyn Fn() -> bool,
-) -> Result<T, Waited> {
-    loop {
-        if stopped() {
-            return Err(Waited::Stopped);
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Waited::Timeout);
-        }
-        match rx.recv_timeout(left.min(POLL)) {
-            Ok(v) => return Ok(v),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Waited::Closed),
-        }
-    }
-}
-
-/// Why a wait ended without a value.
-#[derive(Debug, PartialEq, Eq)]
-enum Waited {
-    Timeout,
-    Closed,
-    Stopped,
-}
-
 /// Run the whole exchange with the adapter `cmd` (a shell command), with default limits.
 ///
 /// # Errors
@@ -459,7 +326,11 @@ pub fn exchange_with(
     vectors: &VectorSet,
     limits: &Limits<'_>,
 ) -> Result<Session, AdapterError> {
-    let mut child = spawn(cmd, dsn)?;
+    let env: Vec<(&str, &str)> = dsn.map(|d| (DSN_ENV, d)).into_iter().collect();
+    let mut child = spawn(cmd, &env, Stderr::Inherit).map_err(|e| AdapterError::Spawn {
+        cmd: cmd.to_owned(),
+        reason: e.to_string(),
+    })?;
     let hello_err = |reason: String| AdapterError::Hello {
         cmd: cmd.to_owned(),
         reason,
@@ -467,38 +338,19 @@ pub fn exchange_with(
     let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
         (Some(i), Some(o)) => (i, o),
         _ => {
-            let _ = Group { child }.end();
+            let _ = Group::new(child).end();
             return Err(hello_err("stdio pipes unavailable".to_owned()));
         }
     };
-    let group = Group { child };
-    let (tx, rx) = mpsc::channel::<Read>();
+    let group = Group::new(child);
     let max_line = limits.max_line;
-    let reader = std::thread::Builder::new()
-        .name("awa-adapter-out".into())
-        .spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                let msg = match read_line_bounded(&mut stdout, max_line, &mut buf) {
-                    Ok(Bounded::Eof) => break,
-                    Ok(Bounded::Line) => match String::from_utf8(std::mem::take(&mut buf)) {
-                        Ok(line) => Read::Line(line),
-                        Err(_) => Read::NotUtf8,
-                    },
-                    Ok(Bounded::TooLong) => Read::TooLong,
-                    Err(e) => Read::Failed(e),
-                };
-                let last = !matches!(msg, Read::Line(_));
-                if tx.send(msg).is_err() || last {
-                    break;
-                }
-            }
-        });
-    if let Err(e) = reader {
-        let _ = group.end();
-        return Err(hello_err(format!("cannot start the reader thread: {e}")));
-    }
+    let rx = match line_reader(stdout, max_line, "awa-adapter-out") {
+        Ok(rx) => rx,
+        Err(e) => {
+            let _ = group.end();
+            return Err(hello_err(format!("cannot start the reader thread: {e}")));
+        }
+    };
     let too_long = || {
         format!(
             "a line longer than {max_line} bytes (docs/adapter-protocol.md: one short JSON              object per line)"
@@ -652,8 +504,15 @@ fn compare(expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailu
     for (k, v) in want {
         let got = output.get(k).unwrap_or(&Json::Null);
         let ok = if k == "enqueue_shard" && v.is_null() {
-            let width = input.get("width").and_then(Json::as_u64).unwrap_or(1);
-            got.is_null() || got.as_u64().is_some_and(|s| s < width)
+            // The rotor rule lives in the core (Route::admits).
+            let width = awa_conformance_core::Width::new(
+                input.get("width").and_then(Json::as_i64).unwrap_or(1),
+            );
+            got.is_null()
+                || match (got.as_i64(), width) {
+                    (Some(s), Ok(w)) => awa_conformance_core::shard_admitted(None, s, w),
+                    _ => false,
+                }
         } else {
             got == v && output.get(k).is_some()
         };
@@ -800,7 +659,12 @@ mod tests {
             parse_hello(r#"{"type":"hello","protocol":1,"capabilities":["move_shard","errors"]}"#)
                 .unwrap();
         assert_eq!(h.capabilities, ["move_shard", "errors"]);
-        assert!(parse_hello(r#"{"type":"hello","protocol":2,"capabilities":[]}"#).is_err());
+        assert!(parse_hello(r#"{"type":"hello","protocol":3,"capabilities":[]}"#).is_err());
+        // Protocol 2 (enqueue) programs may declare families too.
+        let h =
+            parse_hello(r#"{"type":"hello","protocol":2,"capabilities":["move_shard","enqueue"]}"#)
+                .unwrap();
+        assert_eq!(h.capabilities, ["move_shard", "enqueue"]);
         assert!(parse_hello("hello").is_err());
         assert!(parse_hello(r#"{"type":"hello","protocol":1}"#).is_err());
         let err =
@@ -811,37 +675,6 @@ mod tests {
             err.contains("routing_precedence"),
             "lists the known names: {err}"
         );
-    }
-
-    #[test]
-    fn lines_are_bounded() {
-        let mut input = std::io::Cursor::new(b"short\nthis one is too long\nlast".to_vec());
-        let mut reader = BufReader::with_capacity(4, &mut input);
-        let mut buf = Vec::new();
-        assert!(matches!(
-            read_line_bounded(&mut reader, 8, &mut buf),
-            Ok(Bounded::Line)
-        ));
-        assert_eq!(buf, b"short");
-        assert!(matches!(
-            read_line_bounded(&mut reader, 8, &mut buf),
-            Ok(Bounded::TooLong)
-        ));
-        assert!(buf.len() <= 8, "held {} bytes", buf.len());
-        let mut reader = BufReader::new(std::io::Cursor::new(b"a\nlast".to_vec()));
-        assert!(matches!(
-            read_line_bounded(&mut reader, 8, &mut buf),
-            Ok(Bounded::Line)
-        ));
-        assert!(matches!(
-            read_line_bounded(&mut reader, 8, &mut buf),
-            Ok(Bounded::Line)
-        ));
-        assert_eq!(buf, b"last");
-        assert!(matches!(
-            read_line_bounded(&mut reader, 8, &mut buf),
-            Ok(Bounded::Eof)
-        ));
     }
 
     fn session(capabilities: &[&str], answers: BTreeMap<String, Answer>) -> Session {
@@ -948,6 +781,7 @@ mod tests {
 #[cfg(test)]
 mod process_tests {
     use super::*;
+    use std::process::Command;
 
     const PY: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -348,10 +348,13 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
             .collect(),
         None => Vec::new(),
     };
+    // The producer's cases are listed without starting it, like the adapter's.
+    let listed_producer = crate::producer::listed(&ctx, &set, args);
     let all_names: Vec<&str> = offline_trials
         .iter()
         .chain(&listed_db)
         .chain(&listed_adapter)
+        .chain(&listed_producer)
         .map(Trial::name)
         .collect();
     // Names are the identity of a case (filters, expected failures, reports): no duplicates.
@@ -363,11 +366,15 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
     }
     ctx.expected_failures()
         .check_ids(all_names.iter().copied())?;
-    let db_selected = listed_db.iter().any(|t| !lt.is_filtered_out(t));
+    let db_selected = listed_db
+        .iter()
+        .chain(&listed_producer)
+        .any(|t| !lt.is_filtered_out(t));
     let selected = offline_trials
         .iter()
         .chain(&listed_db)
         .chain(&listed_adapter)
+        .chain(&listed_producer)
         .filter(|t| !lt.is_filtered_out(t))
         .count();
 
@@ -378,6 +385,7 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
             .into_iter()
             .chain(listed_db)
             .chain(listed_adapter)
+            .chain(listed_producer)
             .collect();
         list(lt, &trials)?;
         return Ok(exit::SUCCESS);
@@ -387,6 +395,7 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
     }
     drop(listed_db);
     drop(listed_adapter);
+    drop(listed_producer);
 
     // From here on the run may create things in the database and start processes: a signal
     // must stop it cleanly instead of killing it.
@@ -550,19 +559,35 @@ fn execute(
             crate::adapter::trials(ctx, set, &Arc::new(session))
         }
     };
+    let (producer_trials, producer) = match &args.producer {
+        None => (Vec::new(), None),
+        Some(cmd) => crate::producer::run_trials(
+            ctx,
+            args,
+            cmd,
+            database.setup.as_ref(),
+            &database.reason,
+            set,
+        )?,
+    };
     let trials: Vec<Trial> = offline_trials
         .into_iter()
         .chain(db_trials)
         .chain(adapter_trials)
+        .chain(producer_trials)
         .collect();
-    run_trials(
+    let ran = run_trials(
         ctx,
         args,
         &set.manifest.root_sha256,
         trials,
         database,
         (events_tx, events),
-    )
+    );
+    if let Some(problem) = producer.and_then(|p| p.finish()) {
+        ctx.record_run_error(format!("producer: {problem}"));
+    }
+    ran
 }
 
 /// Run the trials with libtest-mimic on a thread of its own, its output filtered through

@@ -114,6 +114,21 @@ impl DbSetup {
     }
 }
 
+impl DbSetup {
+    /// Remove the committed rows of queues named `scope…` (and the claims of their jobs) on
+    /// `client`: what one producer case created ([`crate::producer`]).
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub async fn sweep_scope_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+    ) -> Result<(), PgError> {
+        support::sweep_on(client, self, scope, &[], None).await
+    }
+}
+
 /// Why the DB suites cannot run at all.
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {

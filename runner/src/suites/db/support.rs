@@ -522,11 +522,12 @@ impl Expect {
     }
 
     fn shard_ok(&self, got: Option<i16>) -> bool {
-        match (self.enqueue_shard, got) {
-            (Some(want), Some(g)) => i16::from(want) == g,
-            (None, Some(g)) => (0..i16::from(self.width)).contains(&g),
-            (_, None) => false,
-        }
+        // The rule lives in the core (Route::admits); a width outside 1..=64 admits nothing.
+        awa_conformance_core::Width::new(i64::from(self.width)).is_ok_and(|w| {
+            got.is_some_and(|g| {
+                awa_conformance_core::shard_admitted(self.enqueue_shard, i64::from(g), w)
+            })
+        })
     }
 
     /// Compare one returned + stored routing with this expectation.

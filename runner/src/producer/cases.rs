@@ -1,0 +1,419 @@
+//! The producer cases built from the vectors (one case = one trial), with what each expects.
+//!
+//! Names: `producer::<family>::<id>[::w<width>][::<step>]`. Expected values that depend on
+//! the run-scoped queue (a unique key that hashes the queue, a physical queue name) are
+//! computed by the engine from these inputs with the core, at run time.
+
+use awa_conformance_core::{self as core, Route, RouteSource, Value, Width, DIGEST_LEN};
+use awa_conformance_vectors::{Case as VCase, Family, VectorSet};
+use serde_json::{json, Value as Json};
+
+use super::SUITE;
+
+/// The widths every ordering / concurrency key is enqueued at.
+pub const KEY_WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
+/// The `unique_states` masks whose duplicate semantics are checked: none, all, the released
+/// default, every single bit and every single bit cleared (so each bit is checked set and
+/// clear, for a first job both `scheduled` and `available`).
+#[must_use]
+pub fn state_masks() -> Vec<u8> {
+    let mut m = vec![0u8, 0xff, core::DEFAULT_UNIQUE_STATES];
+    for bit in 0..8 {
+        m.push(1 << bit);
+        m.push(!(1u8 << bit));
+    }
+    m
+}
+
+/// The unique_states a unique_key case binds (the released default).
+pub const UNIQUE_KEY_STATES: &str = "11111000";
+/// A run_at that makes the first job `scheduled`.
+pub const FUTURE: &str = "2999-01-01T00:00:00Z";
+
+/// What a routing case expects.
+#[derive(Debug, Clone)]
+pub struct RouteCase {
+    /// The queue's width.
+    pub width: u8,
+    /// Ordering key sent.
+    pub ordering_key: Option<Vec<u8>>,
+    /// Concurrency key sent.
+    pub concurrency_key: Option<Vec<u8>>,
+    /// The vector's routing at this width.
+    pub expect: Route,
+}
+
+/// What a unique_key case sends and expects.
+#[derive(Debug, Clone)]
+pub struct UniqueCase {
+    /// Job kind.
+    pub kind: String,
+    /// Whether the (run-scoped) queue is hashed (the vector has a queue: a derived case).
+    pub by_queue: bool,
+    /// Typed args when they are hashed.
+    pub args_typed: Option<Json>,
+    /// The args as a core value when they are hashed.
+    pub args: Option<Value>,
+    /// Period bucket.
+    pub period_bucket: Option<i64>,
+    /// The vector's own key, intermediates (when the queue is not hashed they are the
+    /// expected values exactly).
+    pub vector_key: [u8; core::UNIQUE_KEY_LEN],
+    /// The vector's canonical args.
+    pub canonical_args: Option<Vec<u8>>,
+    /// The vector's pre-image.
+    pub preimage: Vec<u8>,
+}
+
+/// What an expected refusal is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// A second job with the same unique inputs: `23505`.
+    Duplicate,
+    /// An ordering key of 4097 bytes: `ZA003` or the client's `key_too_long`.
+    OrderingKeyTooLong,
+    /// A concurrency key of 4097 bytes.
+    ConcurrencyKeyTooLong,
+    /// `unique_states` that is not 8 bits: `22026` or the client's `unique_states_not_8_bits`.
+    UniqueStates(&'static str),
+    /// A v1.1 rejected routing vector whose keys are over the limit.
+    Keys {
+        /// The ordering key.
+        ordering_key: Option<Vec<u8>>,
+        /// The concurrency key.
+        concurrency_key: Option<Vec<u8>>,
+    },
+}
+
+/// The family-specific part of a case.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// Enqueue with keys at a width; judge the stored routing.
+    Route(RouteCase),
+    /// Enqueue with unique inputs; judge the stored key and states.
+    Unique(Box<UniqueCase>),
+    /// Enqueue A (scheduled or available) then B with the same unique inputs.
+    States {
+        /// The mask.
+        mask: u8,
+        /// Its bits.
+        bits: String,
+        /// Whether A is scheduled (run_at given) rather than available.
+        scheduled: bool,
+    },
+    /// Enqueue to a PartitionedQueue; judge the physical queue.
+    Partition {
+        /// Partition key.
+        key: Vec<u8>,
+        /// Partition count.
+        partitions: u16,
+        /// Expected partition index.
+        partition: u16,
+    },
+    /// The producer must refuse (needs the `errors` capability).
+    Refusal(RefusalKind),
+}
+
+/// One producer case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Trial name.
+    pub name: String,
+    /// Family segment of the name.
+    pub family: &'static str,
+    /// The vector ID (or the fixed case name).
+    pub id: String,
+    /// The vector's description (shown with a failure).
+    pub description: String,
+    /// The vector's intermediates and expected values as written (shown with a failure).
+    pub vector: Json,
+    /// What to do.
+    pub kind: Kind,
+}
+
+impl Case {
+    /// Whether the case needs the `errors` capability.
+    #[must_use]
+    pub fn needs_errors(&self) -> bool {
+        matches!(self.kind, Kind::Refusal(_))
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn width(w: u8) -> Option<Width> {
+    Width::new(i64::from(w)).ok()
+}
+
+/// The raw `input`/`intermediate`/`expected` of vector `i` of a file.
+fn raw(file: &awa_conformance_vectors::VectorFile, i: usize) -> Json {
+    let v = file
+        .json
+        .get("vectors")
+        .and_then(|v| v.get(i))
+        .cloned()
+        .unwrap_or(Json::Null);
+    json!({
+        "input": v.get("input"),
+        "intermediate": v.get("intermediate"),
+        "expected": v.get("expected"),
+    })
+}
+
+fn name(family: &str, id: &str, rest: &[String]) -> String {
+    let mut n = format!("{SUITE}::{family}::{id}");
+    for r in rest {
+        n.push_str("::");
+        n.push_str(r);
+    }
+    n
+}
+
+/// Every producer case of `vectors`, in a stable order.
+#[must_use]
+pub fn cases(vectors: &VectorSet) -> Vec<Case> {
+    let mut out = Vec::new();
+    for file in &vectors.files {
+        for (i, v) in file.vectors.iter().enumerate() {
+            let family = file.family;
+            let fam: &'static str = family.as_str();
+            let base = |kind: Kind, name: String| Case {
+                name,
+                family: fam,
+                id: v.id.clone(),
+                description: v.description.clone(),
+                vector: raw(file, i),
+                kind,
+            };
+            match &v.case {
+                VCase::RoutingPrecedence(rp) => {
+                    let expect = Route {
+                        source: rp.route_source,
+                        enqueue_shard: rp.enqueue_shard,
+                        concurrency_digest: rp.concurrency_digest,
+                    };
+                    out.push(base(
+                        Kind::Route(RouteCase {
+                            width: rp.width,
+                            ordering_key: rp.ordering_key.clone(),
+                            concurrency_key: rp.concurrency_key.clone(),
+                            expect,
+                        }),
+                        name(fam, &v.id, &[format!("w{}", rp.width)]),
+                    ));
+                }
+                VCase::OrderingShard(os) => {
+                    for w in KEY_WIDTHS {
+                        let Some(shard) = os.shards.get(usize::from(w) - 1) else {
+                            continue;
+                        };
+                        let expect = Route {
+                            source: RouteSource::OrderingKey,
+                            enqueue_shard: Some(*shard),
+                            concurrency_digest: Some(core::concurrency_digest(&os.key)),
+                        };
+                        out.push(base(
+                            Kind::Route(RouteCase {
+                                width: w,
+                                ordering_key: Some(os.key.clone()),
+                                concurrency_key: None,
+                                expect,
+                            }),
+                            name(fam, &v.id, &[format!("w{w}")]),
+                        ));
+                    }
+                }
+                VCase::ConcurrencyShard(cs) => {
+                    for w in KEY_WIDTHS {
+                        let Some(shard) = cs.shards.get(usize::from(w) - 1) else {
+                            continue;
+                        };
+                        out.push(base(
+                            Kind::Route(concurrency_route(&cs.key, cs.digest, *shard, w)),
+                            name(fam, &v.id, &[format!("w{w}")]),
+                        ));
+                    }
+                }
+                VCase::ConcurrencyDigest(cd) => {
+                    for w in KEY_WIDTHS {
+                        let Some(wd) = width(w) else { continue };
+                        let shard = core::concurrency_shard(&cd.digest, wd);
+                        out.push(base(
+                            Kind::Route(concurrency_route(&cd.key, cd.digest, shard, w)),
+                            name(fam, &v.id, &[format!("w{w}")]),
+                        ));
+                    }
+                }
+                VCase::UniqueKey(uk) if v.status == awa_conformance_vectors::Status::Normative => {
+                    let args_typed = uk.args.as_ref().and_then(|_| {
+                        file.json
+                            .get("vectors")
+                            .and_then(|vs| vs.get(i))
+                            .and_then(|r| r.get("input"))
+                            .and_then(|r| r.get("args"))
+                            .cloned()
+                    });
+                    out.push(base(
+                        Kind::Unique(Box::new(UniqueCase {
+                            kind: uk.kind.clone(),
+                            by_queue: uk.queue.is_some(),
+                            args_typed,
+                            args: uk.args.clone(),
+                            period_bucket: uk.period_bucket,
+                            vector_key: uk.unique_key,
+                            canonical_args: uk.canonical_args.clone(),
+                            preimage: uk.preimage.clone(),
+                        })),
+                        name(fam, &v.id, &[]),
+                    ));
+                }
+                VCase::UniqueStates(us) if state_masks().contains(&us.mask) => {
+                    for (step, scheduled) in [("scheduled", true), ("available", false)] {
+                        out.push(base(
+                            Kind::States {
+                                mask: us.mask,
+                                bits: us.bits.clone(),
+                                scheduled,
+                            },
+                            name(fam, &v.id, &[step.to_owned()]),
+                        ));
+                    }
+                }
+                VCase::Partition(pt) => out.push(base(
+                    Kind::Partition {
+                        key: pt.key.clone(),
+                        partitions: pt.partitions,
+                        partition: pt.partition,
+                    },
+                    name(fam, &v.id, &[]),
+                )),
+                VCase::Rejected(rj)
+                    if family == Family::RoutingPrecedence
+                        && rj.error.as_deref() == Some("key_too_long") =>
+                {
+                    let input = raw(file, i).get("input").cloned().unwrap_or(Json::Null);
+                    let key = |k: &str| input.get(k).and_then(Json::as_str).and_then(unhex);
+                    out.push(base(
+                        Kind::Refusal(RefusalKind::Keys {
+                            ordering_key: key("ordering_key_hex"),
+                            concurrency_key: key("concurrency_key_hex"),
+                        }),
+                        name(fam, &v.id, &[]),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    for (id, kind) in [
+        ("duplicate", RefusalKind::Duplicate),
+        ("ordering_key_too_long", RefusalKind::OrderingKeyTooLong),
+        (
+            "concurrency_key_too_long",
+            RefusalKind::ConcurrencyKeyTooLong,
+        ),
+        ("unique_states_4_bits", RefusalKind::UniqueStates("1111")),
+        (
+            "unique_states_9_bits",
+            RefusalKind::UniqueStates("111110000"),
+        ),
+    ] {
+        out.push(Case {
+            name: name("refusal", id, &[]),
+            family: "refusal",
+            id: id.to_owned(),
+            description: match &kind {
+                RefusalKind::Duplicate => "a second job with the same unique inputs is refused with 23505".to_owned(),
+                RefusalKind::OrderingKeyTooLong | RefusalKind::ConcurrencyKeyTooLong => {
+                    "a key of 4097 bytes is refused: ZA003 or client-side key_too_long".to_owned()
+                }
+                RefusalKind::UniqueStates(b) => format!(
+                    "unique_states '{b}' is not 8 bits: 22026 or client-side unique_states_not_8_bits (never padded)"
+                ),
+                RefusalKind::Keys { .. } => String::new(),
+            },
+            vector: Json::Null,
+            kind: Kind::Refusal(kind),
+        });
+    }
+    out
+}
+
+fn concurrency_route(key: &[u8], digest: [u8; DIGEST_LEN], shard: u8, w: u8) -> RouteCase {
+    RouteCase {
+        width: w,
+        ordering_key: None,
+        concurrency_key: Some(key.to_vec()),
+        expect: Route {
+            source: RouteSource::ConcurrencyKey,
+            enqueue_shard: Some(shard),
+            concurrency_digest: Some(digest),
+        },
+    }
+}
+
+/// Lowercase hex of bytes (the request's key encoding).
+#[must_use]
+pub fn to_hex(b: &[u8]) -> String {
+    hex(b)
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_of_the_vectors() {
+        let set = awa_conformance_vectors::embedded().unwrap();
+        let all = cases(&set);
+        let count = |f: &str| all.iter().filter(|c| c.family == f).count();
+        let rp = set
+            .iter()
+            .filter(|(f, v)| {
+                *f == Family::RoutingPrecedence && !matches!(v.case, VCase::Rejected(_))
+            })
+            .count();
+        assert_eq!(
+            all.iter()
+                .filter(|c| c.family == "routing_precedence" && matches!(c.kind, Kind::Route(_)))
+                .count(),
+            rp
+        );
+        let os = set
+            .iter()
+            .filter(|(f, _)| *f == Family::OrderingShard)
+            .count();
+        assert_eq!(count("ordering_shard"), os * KEY_WIDTHS.len());
+        assert!(count("unique_key") >= 35, "{}", count("unique_key"));
+        // Every bit both ways, for both first states.
+        let masks = state_masks();
+        for bit in 0..8 {
+            assert!(masks.iter().any(|m| m & (1 << bit) != 0));
+            assert!(masks.iter().any(|m| m & (1 << bit) == 0));
+        }
+        assert_eq!(count("unique_states"), 2 * masks.len());
+        assert!(count("partition") > 90);
+        // High bytes and short non-UTF-8 keys are among the keys sent.
+        assert!(all.iter().any(|c| matches!(&c.kind, Kind::Route(r)
+            if r.ordering_key.as_ref().is_some_and(|k| k.len() < 8 && std::str::from_utf8(k).is_err()))));
+        assert!(all.iter().any(|c| matches!(&c.kind, Kind::Route(r)
+            if r.concurrency_key.as_ref().is_some_and(|k| k.iter().any(|b| *b >= 0x80)))));
+        let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "names are unique");
+    }
+}

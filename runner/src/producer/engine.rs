@@ -1,0 +1,871 @@
+//! The engine's steps for one case: prepare the run-scoped queue, ask `insert_job` itself
+//! (rolled back), ask the producer, read the stored job back, judge, remove every row.
+//!
+//! One [`Session`] holds the producer and the runner's own connection behind one lock: the
+//! producer takes one request at a time, so cases run one after the other whatever the
+//! number of test threads.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use awa_conformance_core::{self as core, Route, RouteSource, Width};
+use serde_json::{json, Value as Json};
+use tokio_postgres::Client;
+
+use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
+use super::judge::{self, Expected, Observed};
+use super::wire::{
+    EnqueueAnswer, EnqueueRequest, Hello, Job, PartitionInputs, Refusal, UniqueInputs,
+    ERRORS_CAPABILITY,
+};
+use super::{Producer, ProducerFault};
+use crate::outcome::{CaseFailure, Verdict};
+use crate::suites::db::DbSetup;
+
+/// The kind every probe job has.
+pub const PROBE_KIND: &str = "awa_conformance.probe";
+/// The first int of the advisory lock that serializes global unique keys ("awak").
+const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
+/// How much of the producer's stderr a case message carries (the JSON report too).
+const STDERR_IN_MESSAGE: usize = 4096;
+
+/// The arguments of the reference `insert_job` call (README's prepared-statement form).
+#[derive(Debug, Clone)]
+struct RefCall {
+    queue: String,
+    priority: i16,
+    run_at: Option<String>,
+    unique_key: Option<Vec<u8>>,
+    unique_states: Option<String>,
+    ordering_key: Option<Vec<u8>>,
+    concurrency_key: Option<Vec<u8>>,
+}
+
+/// What a step must end in.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Stored(Box<Expected>),
+    Refused(RefusalKind),
+}
+
+/// One enqueue of a case.
+#[derive(Debug, Clone)]
+struct Step {
+    job: Job,
+    call: RefCall,
+    outcome: Outcome,
+}
+
+/// Everything a case does.
+#[derive(Debug)]
+struct Plan {
+    /// `queue_meta` rows to create first.
+    widths: Vec<(String, i16)>,
+    steps: Vec<Step>,
+    /// The advisory lock of a global unique key.
+    lock: Option<(i32, i32)>,
+}
+
+struct Inner {
+    producer: Box<dyn Producer>,
+    client: Option<Client>,
+    seq: u64,
+    cases: u64,
+}
+
+/// A producer and the runner's connection, shared by every producer case of a run.
+pub struct Session {
+    db: Arc<DbSetup>,
+    timeout: Duration,
+    hello: Mutex<Hello>,
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn hex(b: &[u8]) -> String {
+    cases::to_hex(b)
+}
+
+fn typed_empty_object() -> Json {
+    json!({"type": "object", "value": []})
+}
+
+fn base_job(queue: &str) -> Job {
+    Job {
+        kind: PROBE_KIND.to_owned(),
+        queue: queue.to_owned(),
+        args: typed_empty_object(),
+        priority: None,
+        run_at: None,
+        tags: Vec::new(),
+        ordering_key_hex: None,
+        concurrency_key_hex: None,
+        unique: None,
+        unique_states: None,
+        partition: None,
+        opts: json!({}),
+    }
+}
+
+fn base_call(queue: &str) -> RefCall {
+    RefCall {
+        queue: queue.to_owned(),
+        priority: 2,
+        run_at: None,
+        unique_key: None,
+        unique_states: None,
+        ordering_key: None,
+        concurrency_key: None,
+    }
+}
+
+fn width(w: i16) -> Width {
+    Width::new(i64::from(w))
+        .unwrap_or_else(|_| Width::new(1).unwrap_or_else(|_| unreachable_width()))
+}
+
+#[expect(clippy::panic, reason = "1 is a valid width; this is never reached")]
+fn unreachable_width() -> Width {
+    panic!("width 1 refused")
+}
+
+fn expected(queue: &str, w: i16, route: Route, ordering_key: Option<&[u8]>) -> Expected {
+    Expected {
+        queue: queue.to_owned(),
+        width: width(w),
+        state: "available",
+        priority: 2,
+        route,
+        ordering_key_digest: ordering_key.map(core::concurrency_digest),
+        unique_key: None,
+        unique_states: None,
+        unique_intermediates: None,
+        unique_near_misses: Vec::new(),
+    }
+}
+
+const ROTOR: Route = Route {
+    source: RouteSource::Rotor,
+    enqueue_shard: None,
+    concurrency_digest: None,
+};
+
+/// The plan of `case` in the run-scoped namespace `scope` (`awa_conformance_<run>_p<n>_`).
+fn plan(case: &Case, scope: &str) -> Plan {
+    let q = format!("{scope}q");
+    match &case.kind {
+        Kind::Route(r) => {
+            let w = i16::from(r.width);
+            let mut job = base_job(&q);
+            job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
+            job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
+            let mut call = base_call(&q);
+            call.ordering_key.clone_from(&r.ordering_key);
+            call.concurrency_key.clone_from(&r.concurrency_key);
+            Plan {
+                widths: vec![(q.clone(), w)],
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(expected(
+                        &q,
+                        w,
+                        r.expect,
+                        r.ordering_key.as_deref(),
+                    ))),
+                }],
+                lock: None,
+            }
+        }
+        Kind::Unique(u) => {
+            let queue = u.by_queue.then_some(q.as_str());
+            let key = if u.by_queue {
+                core::unique_key(&u.kind, queue, u.args.as_ref(), u.period_bucket)
+                    .map(|k| k.to_vec())
+                    .unwrap_or_default()
+            } else {
+                u.vector_key.to_vec()
+            };
+            let preimage = if u.by_queue {
+                core::unique_key_preimage(&u.kind, queue, u.args.as_ref(), u.period_bucket)
+                    .unwrap_or_default()
+            } else {
+                u.preimage.clone()
+            };
+            let mut job = base_job(&q);
+            job.kind.clone_from(&u.kind);
+            job.args = u.args_typed.clone().unwrap_or_else(typed_empty_object);
+            job.unique = Some(UniqueInputs {
+                by_queue: u.by_queue,
+                by_args: u.args.is_some(),
+                period_bucket: u.period_bucket.map(|p| p.to_string()),
+            });
+            job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            let mut call = base_call(&q);
+            call.unique_key = Some(key.clone());
+            call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            let mut want = expected(&q, 1, ROTOR, None);
+            want.unique_key = Some(key.clone());
+            want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            want.unique_intermediates = Some((u.canonical_args.clone(), preimage));
+            want.unique_near_misses =
+                judge::near_misses(&u.kind, queue, &q, u.args.as_ref(), u.period_bucket);
+            // Not hashing a run-scoped queue, the key is global: serialize across runs.
+            let lock = (!u.by_queue).then(|| {
+                let mut b = [0u8; 4];
+                b.copy_from_slice(key.get(..4).unwrap_or(&[0; 4]));
+                (GLOBAL_KEY_LOCK, i32::from_be_bytes(b))
+            });
+            Plan {
+                widths: Vec::new(),
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(want)),
+                }],
+                lock,
+            }
+        }
+        Kind::States {
+            mask,
+            bits,
+            scheduled,
+        } => {
+            let (job, call, want) = unique_probe(&q, bits, *scheduled);
+            let bit = if *scheduled { 1u8 } else { 2u8 };
+            let second = if mask & bit != 0 {
+                Outcome::Refused(RefusalKind::Duplicate)
+            } else {
+                Outcome::Stored(Box::new(want.clone()))
+            };
+            Plan {
+                widths: Vec::new(),
+                steps: vec![
+                    Step {
+                        job: job.clone(),
+                        call: call.clone(),
+                        outcome: Outcome::Stored(Box::new(want)),
+                    },
+                    Step {
+                        job,
+                        call,
+                        outcome: second,
+                    },
+                ],
+                lock: None,
+            }
+        }
+        Kind::Partition {
+            key,
+            partitions,
+            partition,
+        } => {
+            let physical = core::physical_queue_name(&q, *partition);
+            let mut job = base_job(&q);
+            job.priority = Some(3);
+            job.ordering_key_hex = Some(hex(key));
+            job.partition = Some(PartitionInputs {
+                key_hex: hex(key),
+                partitions: *partitions,
+            });
+            let mut call = base_call(&physical);
+            call.priority = 3;
+            call.ordering_key = Some(key.clone());
+            let route = core::route(width(1), Some(key), None).unwrap_or(ROTOR);
+            let mut want = expected(&physical, 1, route, Some(key));
+            want.priority = 3;
+            Plan {
+                widths: Vec::new(),
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(want)),
+                }],
+                lock: None,
+            }
+        }
+        Kind::Refusal(kind) => {
+            let long = vec![0xabu8; core::MAX_KEY_LEN + 1];
+            let refused = |job: Job, call: RefCall| Step {
+                job,
+                call,
+                outcome: Outcome::Refused(kind.clone()),
+            };
+            let steps = match kind {
+                RefusalKind::Duplicate => {
+                    let (job, call, want) = unique_probe(&q, UNIQUE_KEY_STATES, false);
+                    vec![
+                        Step {
+                            job: job.clone(),
+                            call: call.clone(),
+                            outcome: Outcome::Stored(Box::new(want)),
+                        },
+                        refused(job, call),
+                    ]
+                }
+                RefusalKind::OrderingKeyTooLong => {
+                    let mut job = base_job(&q);
+                    job.ordering_key_hex = Some(hex(&long));
+                    let mut call = base_call(&q);
+                    call.ordering_key = Some(long);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::ConcurrencyKeyTooLong => {
+                    let mut job = base_job(&q);
+                    job.concurrency_key_hex = Some(hex(&long));
+                    let mut call = base_call(&q);
+                    call.concurrency_key = Some(long);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::Keys {
+                    ordering_key,
+                    concurrency_key,
+                } => {
+                    let mut job = base_job(&q);
+                    job.ordering_key_hex = ordering_key.as_deref().map(hex);
+                    job.concurrency_key_hex = concurrency_key.as_deref().map(hex);
+                    let mut call = base_call(&q);
+                    call.ordering_key.clone_from(ordering_key);
+                    call.concurrency_key.clone_from(concurrency_key);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::UniqueStates(bits) => {
+                    let (job, call, _) = unique_probe(&q, bits, false);
+                    vec![refused(job, call)]
+                }
+            };
+            Plan {
+                widths: Vec::new(),
+                steps,
+                lock: None,
+            }
+        }
+    }
+}
+
+/// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not.
+fn unique_probe(q: &str, bits: &str, scheduled: bool) -> (Job, RefCall, Expected) {
+    let args = core::Value::Object(Vec::new());
+    let key = core::unique_key(PROBE_KIND, Some(q), Some(&args), None)
+        .map(|k| k.to_vec())
+        .unwrap_or_default();
+    let mut job = base_job(q);
+    job.unique = Some(UniqueInputs {
+        by_queue: true,
+        by_args: true,
+        period_bucket: None,
+    });
+    job.unique_states = Some(bits.to_owned());
+    job.run_at = scheduled.then(|| FUTURE.to_owned());
+    let mut call = base_call(q);
+    call.unique_key = Some(key.clone());
+    call.unique_states = Some(bits.to_owned());
+    call.run_at.clone_from(&job.run_at);
+    let mut want = expected(q, 1, ROTOR, None);
+    want.state = if scheduled { "scheduled" } else { "available" };
+    want.unique_key = Some(key);
+    want.unique_states = Some(bits.to_owned());
+    want.unique_intermediates = Some((
+        Some(b"{}".to_vec()),
+        core::unique_key_preimage(PROBE_KIND, Some(q), Some(&args), None).unwrap_or_default(),
+    ));
+    (job, call, want)
+}
+
+/// A database refusal as the reference call saw it.
+#[derive(Debug, Clone)]
+struct DbRefusal {
+    sqlstate: String,
+    code: Option<String>,
+    message: String,
+}
+
+fn refusal_json(r: &DbRefusal) -> Json {
+    json!({"sqlstate": r.sqlstate, "code": r.code, "message": r.message})
+}
+
+/// Whether a refusal is the one `kind` requires.
+fn refusal_ok(kind: &RefusalKind, sqlstate: Option<&str>, code: Option<&str>) -> bool {
+    match kind {
+        RefusalKind::Duplicate => sqlstate == Some("23505"),
+        RefusalKind::OrderingKeyTooLong
+        | RefusalKind::ConcurrencyKeyTooLong
+        | RefusalKind::Keys { .. } => {
+            sqlstate == Some("ZA003") || (sqlstate.is_none() && code == Some("key_too_long"))
+        }
+        RefusalKind::UniqueStates(_) => {
+            sqlstate == Some("22026")
+                || (sqlstate.is_none() && code == Some("unique_states_not_8_bits"))
+        }
+    }
+}
+
+fn refusal_wanted(kind: &RefusalKind) -> &'static str {
+    match kind {
+        RefusalKind::Duplicate => "SQLSTATE 23505 (duplicate unique key)",
+        RefusalKind::OrderingKeyTooLong
+        | RefusalKind::ConcurrencyKeyTooLong
+        | RefusalKind::Keys { .. } => {
+            "SQLSTATE ZA003, or a client-side refusal with code key_too_long"
+        }
+        RefusalKind::UniqueStates(_) => {
+            "SQLSTATE 22026, or a client-side refusal with code unique_states_not_8_bits"
+        }
+    }
+}
+
+fn is_harness_error(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(d) => matches!(d.code().code().get(..2), Some("08" | "53" | "57" | "58")),
+    }
+}
+
+impl Session {
+    /// Start a session: ask the producer for its hello (it must declare `enqueue`).
+    ///
+    /// # Errors
+    /// [`crate::error::Error::Harness`] when the producer cannot start or its hello is wrong.
+    pub fn start(
+        mut producer: Box<dyn Producer>,
+        db: Arc<DbSetup>,
+        timeout: Duration,
+    ) -> Result<Arc<Self>, crate::error::Error> {
+        let hello = producer.hello().map_err(|e| crate::error::Error::Harness {
+            detail: with_stderr(&e.to_string(), &producer.take_diagnostics()),
+        })?;
+        hello
+            .check_enqueue()
+            .map_err(|e| crate::error::Error::Harness { detail: e })?;
+        Ok(Arc::new(Self {
+            db,
+            timeout,
+            hello: Mutex::new(hello),
+            inner: Mutex::new(Inner {
+                producer,
+                client: None,
+                seq: 0,
+                cases: 0,
+            }),
+        }))
+    }
+
+    /// The producer's hello (the latest, after a restart).
+    #[must_use]
+    pub fn hello(&self) -> Hello {
+        lock(&self.hello).clone()
+    }
+
+    /// Why `case` does not apply to this producer, if it does not.
+    #[must_use]
+    pub fn not_applicable(&self, case: &Case) -> Option<String> {
+        let hello = self.hello();
+        let refusal = match &case.kind {
+            Kind::Refusal(_) => true,
+            Kind::States {
+                mask, scheduled, ..
+            } => mask & if *scheduled { 1 } else { 2 } != 0,
+            _ => false,
+        };
+        (refusal && !hello.has(ERRORS_CAPABILITY)).then(|| {
+            format!(
+                "producer {} does not declare capability {ERRORS_CAPABILITY} (cases whose \
+                 answer is a refusal)",
+                hello.implementation.name
+            )
+        })
+    }
+
+    /// End the producer (`stop`); returns a problem to record, if any.
+    pub fn finish(&self) -> Option<String> {
+        let mut inner = lock(&self.inner);
+        inner.client = None;
+        inner.producer.stop().err().map(|e| e.to_string())
+    }
+
+    /// Run one case: its steps, then remove every row it created, whatever happened.
+    ///
+    /// # Errors
+    /// A finding, or a harness error (producer fault, database trouble).
+    pub fn run(&self, case: &Case) -> Result<Verdict, CaseFailure> {
+        let mut inner = lock(&self.inner);
+        inner.cases += 1;
+        let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
+        let plan = plan(case, &scope);
+        let outcome = self.run_plan(&mut inner, case, &plan);
+        let cleanup = self.cleanup(&mut inner, &scope, plan.lock);
+        let stderr = inner.producer.take_diagnostics();
+        let outcome = match (outcome, cleanup) {
+            (Ok(_), Err(e)) => Err(e),
+            (o, _) => o,
+        };
+        outcome.map_err(|mut f| {
+            f.message = with_stderr(&f.message, &stderr);
+            f
+        })
+    }
+
+    fn client<'a>(&self, inner: &'a mut Inner) -> Result<&'a Client, CaseFailure> {
+        if inner.client.as_ref().is_none_or(Client::is_closed) {
+            let c = self
+                .db
+                .pg
+                .block_on(self.db.pg.connect())
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| CaseFailure::harness(e.to_string()))?;
+            inner.client = Some(c);
+        }
+        inner
+            .client
+            .as_ref()
+            .ok_or_else(|| CaseFailure::harness("no connection"))
+    }
+
+    fn db_err(&self, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
+        CaseFailure::harness(format!("{what}: {}", self.db.pg.describe(e)))
+    }
+
+    fn run_plan(
+        &self,
+        inner: &mut Inner,
+        case: &Case,
+        plan: &Plan,
+    ) -> Result<Verdict, CaseFailure> {
+        let s = self.db.s();
+        {
+            let client = self.client(inner)?;
+            let prepared = self.db.pg.block_on(async {
+                if let Some((k1, k2)) = plan.lock {
+                    client
+                        .query_one(include_str!("../../sql/producer_lock.sql"), &[&k1, &k2])
+                        .await
+                        .map_err(|e| self.db_err("taking the lock of a global unique key", &e))?;
+                }
+                for (queue, w) in &plan.widths {
+                    client
+                        .execute(
+                            &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", &s),
+                            &[queue, w],
+                        )
+                        .await
+                        .map_err(|e| self.db_err("setting queue_meta.enqueue_shards", &e))?;
+                }
+                Ok::<(), CaseFailure>(())
+            });
+            prepared.map_err(|e| CaseFailure::harness(e.to_string()))??;
+        }
+        for step in &plan.steps {
+            if let Some(v) = self.run_step(inner, case, step)? {
+                return Ok(v);
+            }
+        }
+        Ok(Verdict::Passed)
+    }
+
+    /// The reference call in a rolled-back transaction.
+    fn reference(
+        &self,
+        inner: &mut Inner,
+        call: &RefCall,
+        kind: &str,
+    ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
+        let s = self.db.s();
+        let client = self.client(inner)?;
+        let sql = include_str!("../../sql/insert_job_call.sql").replace("@S@", &s);
+        self.db
+            .pg
+            .block_on(async {
+                client
+                    .batch_execute("BEGIN")
+                    .await
+                    .map_err(|e| self.db_err("BEGIN", &e))?;
+                let row = client
+                    .query_one(
+                        &sql,
+                        &[
+                            &kind,
+                            &call.queue,
+                            &"{}",
+                            &call.priority,
+                            &25i16,
+                            &call.run_at,
+                            &"{}",
+                            &Vec::<String>::new(),
+                            &call.unique_key,
+                            &call.unique_states,
+                            &call.ordering_key,
+                            &call.concurrency_key,
+                            &"{}",
+                        ],
+                    )
+                    .await;
+                client
+                    .batch_execute("ROLLBACK")
+                    .await
+                    .map_err(|e| self.db_err("ROLLBACK", &e))?;
+                match row {
+                    Ok(r) => Ok(Ok(Observed {
+                        job_id: r.try_get(0).ok(),
+                        queue: r.try_get(1).ok(),
+                        state: r.try_get(2).ok(),
+                        priority: r.try_get(3).ok(),
+                        enqueue_shard: r.try_get(4).ok(),
+                        route_source: r.try_get(5).ok(),
+                        concurrency_digest: r.try_get(6).ok().flatten(),
+                        ordering_key_digest: None,
+                        unique_key: r.try_get(7).ok().flatten(),
+                        unique_states: None,
+                    })),
+                    Err(e) if is_harness_error(&e) => {
+                        Err(self.db_err("the reference insert_job call", &e))
+                    }
+                    Err(e) => {
+                        let d = e.as_db_error();
+                        let code = d
+                            .and_then(|d| d.detail())
+                            .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                            .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
+                        Ok(Err(DbRefusal {
+                            sqlstate: d.map(|d| d.code().code().to_owned()).unwrap_or_default(),
+                            code,
+                            message: d.map(|d| d.message().to_owned()).unwrap_or_default(),
+                        }))
+                    }
+                }
+            })
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+    }
+
+    fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
+        let s = self.db.s();
+        let client = self.client(inner)?;
+        let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", &s);
+        let row = self
+            .db
+            .pg
+            .block_on(client.query_one(&sql, &[&job_id]))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| self.db_err("reading the stored job through job_routing", &e))?;
+        let get = |e: tokio_postgres::Error| self.db_err("decoding job_routing", &e);
+        Ok(Observed {
+            job_id: row.try_get(0).map_err(get)?,
+            queue: row.try_get(1).map_err(get)?,
+            enqueue_shard: row.try_get(2).map_err(get)?,
+            route_source: row.try_get(3).map_err(get)?,
+            concurrency_digest: row.try_get(4).map_err(get)?,
+            ordering_key_digest: row.try_get(5).map_err(get)?,
+            unique_key: row.try_get(6).map_err(get)?,
+            unique_states: row.try_get(7).map_err(get)?,
+            state: row.try_get(8).map_err(get)?,
+            priority: row.try_get(9).map_err(get)?,
+        })
+    }
+
+    /// Ask the producer; a fault is a harness error, after which the producer is restarted.
+    fn ask(&self, inner: &mut Inner, case: &Case, job: &Job) -> Result<EnqueueAnswer, CaseFailure> {
+        inner.seq += 1;
+        let request = EnqueueRequest {
+            seq: inner.seq,
+            case: case.name.clone(),
+            schema: self.db.schema.clone(),
+            job: job.clone(),
+        };
+        match inner.producer.enqueue(&request, self.timeout) {
+            Ok(a) => Ok(a),
+            Err(ProducerFault::Stopped) => Err(CaseFailure::harness(
+                "the run was asked to stop while the producer was working",
+            )),
+            Err(fault) => {
+                let restarted = match inner.producer.restart() {
+                    Ok(h) => {
+                        *lock(&self.hello) = h;
+                        "restarted".to_owned()
+                    }
+                    Err(e) => format!("restart failed too: {e}"),
+                };
+                Err(CaseFailure::harness(format!(
+                    "{fault} (the producer was {restarted}; the run goes on)"
+                )))
+            }
+        }
+    }
+
+    /// One step; `Some(verdict)` ends the case early (skipped by the producer).
+    fn run_step(
+        &self,
+        inner: &mut Inner,
+        case: &Case,
+        step: &Step,
+    ) -> Result<Option<Verdict>, CaseFailure> {
+        let reference = self.reference(inner, &step.call, &step.job.kind)?;
+        let reference_ok =
+            match (&step.outcome, &reference) {
+                (Outcome::Stored(want), Ok(r)) => {
+                    judge::judge_reference(case, want, r)?;
+                    Some(r.clone())
+                }
+                (Outcome::Stored(_), Err(r)) if r.sqlstate == "23505" => {
+                    return Err(CaseFailure::harness(format!(
+                        "a job outside this case already holds the unique key the case needs \
+                     ({}); remove it, or rerun",
+                        r.message
+                    )))
+                }
+                (Outcome::Stored(_), Err(r)) => return Err(CaseFailure::mismatch(
+                    "layer: database semantics: insert_job itself refuses a valid request (in a \
+                     rolled-back transaction)",
+                    json!({"outcome": "accepted"}),
+                    json!({"insert_job": refusal_json(r)}),
+                )),
+                (Outcome::Refused(kind), Err(r))
+                    if refusal_ok(kind, Some(&r.sqlstate), r.code.as_deref()) =>
+                {
+                    None
+                }
+                (Outcome::Refused(kind), r) => {
+                    return Err(CaseFailure::mismatch(
+                        format!(
+                            "layer: database semantics: insert_job itself does not refuse as \
+                         required ({})",
+                            refusal_wanted(kind)
+                        ),
+                        json!({"refused": refusal_wanted(kind)}),
+                        json!({"insert_job": match r {
+                            Ok(o) => o.to_json(),
+                            Err(r) => refusal_json(r),
+                        }}),
+                    ))
+                }
+            };
+        let answer = self.ask(inner, case, &step.job)?;
+        let request = serde_json::to_value(&step.job).unwrap_or(Json::Null);
+        match (&step.outcome, answer) {
+            (_, EnqueueAnswer::Skipped(reason)) => Ok(Some(Verdict::NotApplicable(format!(
+                "skipped by the producer: {reason}"
+            )))),
+            (_, EnqueueAnswer::Error(msg)) => Err(CaseFailure::mismatch(
+                format!("the producer reported an error for this request: {msg}"),
+                match &step.outcome {
+                    Outcome::Stored(_) => json!({"outcome": "enqueued"}),
+                    Outcome::Refused(k) => json!({"refused": refusal_wanted(k)}),
+                },
+                json!({"error": msg, "request": request}),
+            )),
+            (Outcome::Stored(want), EnqueueAnswer::Enqueued { job_id, trace }) => {
+                let stored = self.read(inner, job_id)?;
+                judge::judge_stored(case, want, &stored, reference_ok.as_ref(), trace.as_ref())?;
+                Ok(None)
+            }
+            (Outcome::Stored(want), EnqueueAnswer::Refused(r)) => Err(CaseFailure::mismatch(
+                format!(
+                    "the producer refused a valid request ({})",
+                    describe_refusal(&r)
+                ),
+                json!({"outcome": "enqueued", "expected": want.to_json()}),
+                json!({"refused": r, "request": request}),
+            )),
+            (Outcome::Refused(kind), EnqueueAnswer::Refused(r)) => {
+                if refusal_ok(kind, r.sqlstate.as_deref(), r.code.as_deref()) {
+                    Ok(None)
+                } else {
+                    Err(CaseFailure::mismatch(
+                        format!(
+                            "wrong refusal: {}; required {}",
+                            describe_refusal(&r),
+                            refusal_wanted(kind)
+                        ),
+                        json!({"refused": refusal_wanted(kind)}),
+                        json!({"refused": r}),
+                    ))
+                }
+            }
+            (Outcome::Refused(kind), EnqueueAnswer::Enqueued { job_id, .. }) => {
+                let stored = self.read(inner, job_id)?;
+                let what = match kind {
+                    RefusalKind::UniqueStates(bits) => format!(
+                        "layer: SQL call encoding: unique_states '{bits}' was accepted and \
+                         stored as {:?} (a ::bit(8) cast pads it; bind text through ::varbit \
+                         so the database refuses it, or refuse it client-side)",
+                        stored.unique_states.as_deref().unwrap_or("NULL")
+                    ),
+                    RefusalKind::Duplicate => "layer: SQL call encoding: the duplicate was \
+                        accepted although insert_job refuses the same request: the producer \
+                        sent another unique key or states"
+                        .to_owned(),
+                    _ => "layer: SQL call encoding: a key over 4096 bytes was accepted although \
+                          insert_job refuses it: the producer sent other bytes (truncated?)"
+                        .to_owned(),
+                };
+                Err(CaseFailure::mismatch(
+                    what,
+                    json!({"refused": refusal_wanted(kind)}),
+                    json!({"stored": stored.to_json(), "request": request}),
+                ))
+            }
+        }
+    }
+
+    /// Remove every row of the case's queues (and their claims), then release its lock.
+    fn cleanup(
+        &self,
+        inner: &mut Inner,
+        scope: &str,
+        key_lock: Option<(i32, i32)>,
+    ) -> Result<(), CaseFailure> {
+        let db = Arc::clone(&self.db);
+        let client = self.client(inner)?;
+        self.db
+            .pg
+            .block_on(async {
+                db.sweep_scope_on(client, scope)
+                    .await
+                    .map_err(|e| CaseFailure::harness(format!("removing the case's rows: {e}")))?;
+                if let Some((k1, k2)) = key_lock {
+                    client
+                        .query_one(include_str!("../../sql/producer_unlock.sql"), &[&k1, &k2])
+                        .await
+                        .map_err(|e| {
+                            self.db_err("releasing the lock of a global unique key", &e)
+                        })?;
+                }
+                Ok(())
+            })
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+    }
+}
+
+fn describe_refusal(r: &Refusal) -> String {
+    format!(
+        "sqlstate {}, code {}: {}",
+        r.sqlstate.as_deref().unwrap_or("null"),
+        r.code.as_deref().unwrap_or("null"),
+        r.message
+    )
+}
+
+/// `message`, then the tail of the producer's stderr when it wrote any.
+fn with_stderr(message: &str, stderr: &str) -> String {
+    let stderr = stderr.trim_end();
+    if stderr.is_empty() {
+        return message.to_owned();
+    }
+    let start = stderr.len().saturating_sub(STDERR_IN_MESSAGE);
+    let start = (start..=stderr.len())
+        .find(|i| stderr.is_char_boundary(*i))
+        .unwrap_or(stderr.len());
+    format!(
+        "{message}\n  producer stderr:\n{}",
+        stderr.get(start..).unwrap_or("")
+    )
+}

@@ -1,0 +1,325 @@
+//! The producer engine: check what a producer really stores when it enqueues through
+//! `<schema>.insert_job`, end to end, against the vectors and against `insert_job` itself.
+//!
+//! A [`Producer`] is anything that can enqueue a logical job ([`wire::EnqueueRequest`]) and
+//! answer with the job id or a refusal ([`wire::EnqueueAnswer`]), the way toml-test-harness
+//! is generic over its `Decoder`. Two implementations exist: a program speaking JSON lines
+//! ([`process::SubprocessProducer`], `awa-conformance --producer CMD`) and, in the Python
+//! bindings, a Python callable.
+//!
+//! # The engine's steps, per case
+//! 1. [`cases::cases`] builds the cases from the vectors (trial names
+//!    `producer::<family>::<id>[::w<width>][::<step>]`).
+//! 2. On its own connection (the runner's role) the engine prepares a run-scoped queue
+//!    `awa_conformance_<run>_p<n>_…` and its width (`queue_meta`): the producer role cannot
+//!    write `queue_meta`, and should not need to.
+//! 3. It computes the third answer: what `insert_job` itself returns for the same logical
+//!    request, bound as the contract's recipe says, in a transaction that is rolled back.
+//! 4. It asks the producer to enqueue (bounded by the enqueue timeout).
+//! 5. It reads the stored job back through `job_routing` as its own role.
+//! 6. It judges stored vs vector vs `insert_job` ([`judge`]), naming the layer of a mismatch.
+//! 7. It removes every row of the case's queues (and their claims); whatever a killed run
+//!    left is swept by the next run (the run-scoped names and liveness lock of the SQL suites).
+//!
+//! Unique keys that do not hash a queue are global (the claim ignores the queue): such cases
+//! hold an advisory lock keyed by the key (bounded by `lock_timeout`) from before the
+//! reference call until their rows are gone, so two concurrent runs never collide.
+//!
+//! # Using it as a library
+//! [`check`] runs every case against a producer and returns one [`CaseResult`] per case,
+//! with the same expected-failures semantics as the CLI; [`trials`] gives the same cases as
+//! libtest-mimic trials (what `--producer` runs).
+
+pub mod cases;
+pub mod engine;
+pub mod judge;
+pub mod process;
+pub mod validate;
+pub mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use awa_conformance_vectors::VectorSet;
+use libtest_mimic::Trial;
+
+use crate::expected::ExpectedFailures;
+use crate::outcome::{CaseResult, RunContext};
+use crate::suites::db::DbSetup;
+pub use wire::{EnqueueAnswer, EnqueueRequest, Hello};
+
+/// The `suite` of every producer trial, and the first segment of its name.
+pub const SUITE: &str = "producer";
+/// Environment variable carrying the DSN the producer must connect to.
+pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
+/// Environment variable carrying the contract schema name.
+pub const SCHEMA_ENV: &str = "AWA_CONFORMANCE_SCHEMA";
+
+/// Why a producer could not answer a request: a harness error of that case (the engine
+/// restarts the producer and goes on).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProducerFault {
+    /// The producer could not be started.
+    #[error("cannot start producer `{cmd}`: {reason}")]
+    Start {
+        /// The command.
+        cmd: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// No valid hello (or it does not declare `enqueue` with protocol 2).
+    #[error("the producer sent no valid hello: {0}; the first stdout line must be {{\"type\":\"hello\",\"protocol\":2,\"capabilities\":[\"enqueue\",...]}} (docs/adapter-protocol.md)")]
+    Hello(String),
+    /// No answer within the timeout.
+    #[error("the producer did not answer within {}s (--adapter-timeout)", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// The producer exited, crashed or closed a pipe.
+    #[error("the producer crashed: {0}")]
+    Crashed(String),
+    /// A line that is not a valid answer to the outstanding request.
+    #[error("protocol violation: {0} (docs/adapter-protocol.md, \"Enqueue: producers\")")]
+    Protocol(String),
+    /// The run was asked to stop while waiting.
+    #[error("stopped: the run was asked to stop")]
+    Stopped,
+    /// Anything else (e.g. a Python exception in the callable).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Something that enqueues jobs the way a producer does. One request is outstanding at a
+/// time; every method returns within the bound it is given (or its own start-up bound).
+pub trait Producer: Send {
+    /// The producer's hello (starting it if it is not running yet).
+    ///
+    /// # Errors
+    /// [`ProducerFault`] when it cannot start or sends no valid hello.
+    fn hello(&mut self) -> Result<Hello, ProducerFault>;
+
+    /// Enqueue `request.job`, committed before answering, within `timeout`.
+    ///
+    /// # Errors
+    /// [`ProducerFault`] on a crash, hang or garbage answer (a harness error of the case).
+    fn enqueue(
+        &mut self,
+        request: &EnqueueRequest,
+        timeout: Duration,
+    ) -> Result<EnqueueAnswer, ProducerFault>;
+
+    /// Start afresh after a fault (new process, new hello).
+    ///
+    /// # Errors
+    /// As [`Producer::hello`].
+    fn restart(&mut self) -> Result<Hello, ProducerFault>;
+
+    /// Diagnostics the producer wrote since the last call (a subprocess's stderr), attached
+    /// to the case they belong to.
+    fn take_diagnostics(&mut self) -> String {
+        String::new()
+    }
+
+    /// End the producer cleanly (`stop`), within its start-up bound.
+    ///
+    /// # Errors
+    /// It did not exit cleanly in time.
+    fn stop(&mut self) -> Result<(), ProducerFault> {
+        Ok(())
+    }
+}
+
+/// Selects cases by trial name.
+pub type CaseFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// Options of a producer check.
+#[derive(Clone)]
+pub struct CheckOptions {
+    /// Bound on each enqueue (the CLI's `--adapter-timeout`).
+    pub enqueue_timeout: Duration,
+    /// Which cases to run, by trial name (`None`: all).
+    pub filter: Option<CaseFilter>,
+}
+
+impl std::fmt::Debug for CheckOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckOptions")
+            .field("enqueue_timeout", &self.enqueue_timeout)
+            .field("filter", &self.filter.is_some())
+            .finish()
+    }
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            enqueue_timeout: crate::adapter::DEFAULT_TIMEOUT,
+            filter: None,
+        }
+    }
+}
+
+/// Every producer trial name, known without starting the producer (`--list`, expected
+/// failures).
+#[must_use]
+pub fn trial_names(vectors: &VectorSet) -> Vec<String> {
+    cases::cases(vectors).into_iter().map(|c| c.name).collect()
+}
+
+/// Check `producer` case by case on the checked database `db` and return one result per
+/// case run, expected failures applied exactly as the CLI applies them (`unexpected_pass`
+/// included). The producer is asked for its hello first; the caller owns it afterwards
+/// (call [`Producer::stop`]).
+///
+/// # Errors
+/// [`crate::error::Error::Harness`] when the producer cannot start or says no valid hello,
+/// [`crate::error::Error::ExpectedFailures`] when an expected-failures entry names no case.
+pub fn check(
+    producer: Box<dyn Producer>,
+    db: &Arc<DbSetup>,
+    vectors: &VectorSet,
+    expected: ExpectedFailures,
+    options: &CheckOptions,
+) -> Result<Vec<CaseResult>, crate::error::Error> {
+    let all = cases::cases(vectors);
+    expected.check_ids(all.iter().map(|c| c.name.as_str()))?;
+    let ctx = RunContext::new(expected);
+    let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
+    for case in all {
+        if options.filter.as_ref().is_some_and(|f| !f(&case.name)) {
+            continue;
+        }
+        let name = case.name.clone();
+        let started = std::time::Instant::now();
+        let outcome = session.run(&case);
+        ctx.record(
+            SUITE,
+            name,
+            outcome,
+            started.elapsed().as_secs_f64() * 1000.0,
+        );
+    }
+    Ok(ctx.results())
+}
+
+/// The producer cases as trials of `ctx` (what `--producer` runs): ignored without a
+/// database, not applicable when the producer lacks a capability a case needs.
+#[must_use]
+pub fn trials(
+    ctx: &Arc<RunContext>,
+    session: Option<&Arc<engine::Session>>,
+    no_db_reason: &str,
+    vectors: &VectorSet,
+) -> Vec<Trial> {
+    cases::cases(vectors)
+        .into_iter()
+        .map(|case| {
+            let Some(session) = session else {
+                return ctx.ignored(SUITE, case.name, no_db_reason.to_owned());
+            };
+            if let Some(why) = session.not_applicable(&case) {
+                return ctx.not_applicable(SUITE, case.name, why);
+            }
+            let session = Arc::clone(session);
+            let name = case.name.clone();
+            // Inline, not on a case thread: the producer takes one request at a time, so a
+            // case waiting for the producer must not count that wait against its own
+            // --case-timeout; every wait inside is bounded (enqueue timeout, lock_timeout,
+            // statement_timeout).
+            ctx.pure_trial(SUITE, name, move || session.run(&case))
+        })
+        .collect()
+}
+
+/// The producer's trial names as ignored trials, for `--list` and the expected-failures
+/// check (the producer is not started); empty without `--producer`.
+#[must_use]
+pub fn listed(
+    ctx: &Arc<RunContext>,
+    vectors: &VectorSet,
+    args: &crate::cli::RunArgs,
+) -> Vec<Trial> {
+    if args.producer.is_none() {
+        return Vec::new();
+    }
+    let names = if args.validate_producer {
+        validate::trial_names()
+    } else {
+        trial_names(vectors)
+    };
+    names
+        .into_iter()
+        .map(|name| ctx.ignored(SUITE, name, "listing only".to_owned()))
+        .collect()
+}
+
+/// The DSN a producer is given: `--producer-dsn`, else the run's `--dsn` or `DATABASE_URL`
+/// as written (so TLS files and options pass through), else the door's own connection
+/// string (a throwaway cluster, or `PG*` variables).
+fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> String {
+    args.producer_dsn
+        .clone()
+        .or_else(|| args.dsn.clone())
+        .or_else(|| {
+            std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|d| !d.trim().is_empty())
+        })
+        .unwrap_or_else(|| db.pg.dsn().conninfo())
+}
+
+/// `--producer CMD`: start the producer (with a database) and build its trials; returns the
+/// session so the run can stop the producer after the trials.
+///
+/// # Errors
+/// [`crate::error::Error::Harness`] when the producer cannot start or sends no valid hello.
+pub fn run_trials(
+    ctx: &Arc<RunContext>,
+    args: &crate::cli::RunArgs,
+    cmd: &str,
+    db: Option<&Arc<DbSetup>>,
+    no_db_reason: &str,
+    vectors: &VectorSet,
+) -> Result<(Vec<Trial>, Option<Arc<engine::Session>>), crate::error::Error> {
+    let Some(db) = db else {
+        return Ok((trials(ctx, None, no_db_reason, vectors), None));
+    };
+    let stopped = {
+        let ctx = Arc::clone(ctx);
+        Arc::new(move || ctx.stop_reason().is_some())
+    };
+    let producer = process::SubprocessProducer::new(
+        cmd,
+        vec![
+            (DSN_ENV.to_owned(), producer_dsn(args, db)),
+            (SCHEMA_ENV.to_owned(), db.schema.clone()),
+        ],
+        process::ProcessLimits {
+            timeout: args.adapter_timeout(),
+            max_line: crate::adapter::MAX_LINE_BYTES,
+            stopped,
+        },
+    );
+    if args.validate_producer {
+        let mut producer = producer;
+        let steps = validate::validate(
+            &mut producer,
+            &db.schema,
+            &format!("{}_", db.prefix()),
+            args.adapter_timeout(),
+        );
+        return Ok((validate::trials(ctx, steps), None));
+    }
+    let session =
+        engine::Session::start(Box::new(producer), Arc::clone(db), args.adapter_timeout())?;
+    let hello = session.hello();
+    ctx.set_provenance(
+        SUITE,
+        format!(
+            "{} {}",
+            hello.implementation.name, hello.implementation.version
+        ),
+    );
+    Ok((
+        trials(ctx, Some(&session), no_db_reason, vectors),
+        Some(session),
+    ))
+}

@@ -1,0 +1,397 @@
+//! The producer protocol's messages (adapter protocol v2, docs/adapter-protocol.md "Enqueue:
+//! producers") as typed serde structs: what the runner sends and what a producer answers.
+//!
+//! These types are the whole contract between the engine and any [`super::Producer`]: the
+//! subprocess producer writes and reads them as JSON lines, the Python layer converts them to
+//! and from dicts. Every field of a request is always present (null when unused), so a
+//! producer never has to guess a default.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+/// The protocol version that adds `enqueue` (protocol 1 stays valid for function-only adapters).
+pub const PROTOCOL_VERSION: u64 = 2;
+/// The capability of a producer that answers `enqueue` requests.
+pub const ENQUEUE_CAPABILITY: &str = "enqueue";
+/// The capability of a producer that is also sent the expected-refusal cases.
+pub const ERRORS_CAPABILITY: &str = "errors";
+/// The capability of a producer that answers `bulk` requests (reserved; not sent by this engine).
+pub const BULK_CAPABILITY: &str = "bulk";
+
+/// `implementation` of a hello.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// The producer's name.
+    #[serde(default = "unnamed")]
+    pub name: String,
+    /// Its version.
+    #[serde(default = "unknown")]
+    pub version: String,
+}
+
+fn unnamed() -> String {
+    "unnamed".to_owned()
+}
+
+fn unknown() -> String {
+    "unknown".to_owned()
+}
+
+impl Default for Implementation {
+    fn default() -> Self {
+        Self {
+            name: unnamed(),
+            version: unknown(),
+        }
+    }
+}
+
+/// The producer's first line: `{"type":"hello","protocol":2,"implementation":{…},"capabilities":[…]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "hello")]
+pub struct Hello {
+    /// Must be [`PROTOCOL_VERSION`] for `enqueue`.
+    pub protocol: u64,
+    /// Who is speaking.
+    #[serde(default)]
+    pub implementation: Implementation,
+    /// Declared capabilities: `enqueue`, `errors`, `bulk`, or function families.
+    pub capabilities: Vec<String>,
+}
+
+impl Hello {
+    /// Parse a hello line, checking its `"type":"hello"` (serde alone does not).
+    ///
+    /// # Errors
+    /// A message naming what is wrong.
+    pub fn parse_line(line: &str) -> Result<Self, String> {
+        let short = || line.chars().take(200).collect::<String>();
+        let value: Json =
+            serde_json::from_str(line).map_err(|e| format!("not JSON ({e}): {}", short()))?;
+        if value.get("type").and_then(Json::as_str) != Some("hello") {
+            return Err(format!(
+                "not a hello (\"type\" must be \"hello\"): {}",
+                short()
+            ));
+        }
+        serde_json::from_value(value).map_err(|e| format!("not a valid hello ({e}): {}", short()))
+    }
+
+    /// Whether the producer declared `capability`.
+    #[must_use]
+    pub fn has(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
+    /// Check that this hello opens an enqueue session: protocol 2 and the `enqueue` capability.
+    ///
+    /// # Errors
+    /// A message naming the fix.
+    pub fn check_enqueue(&self) -> Result<(), String> {
+        if self.protocol != PROTOCOL_VERSION {
+            return Err(format!(
+                "hello.protocol is {}, enqueue needs protocol {PROTOCOL_VERSION}",
+                self.protocol
+            ));
+        }
+        if !self.has(ENQUEUE_CAPABILITY) {
+            return Err(format!(
+                "hello.capabilities {:?} lacks \"{ENQUEUE_CAPABILITY}\", so the producer \
+                 answers no enqueue request; declare it",
+                self.capabilities
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The unique-key *inputs* of a job (never the computed key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UniqueInputs {
+    /// Hash the (physical) queue the job is enqueued to.
+    pub by_queue: bool,
+    /// Hash the canonical args.
+    pub by_args: bool,
+    /// The period bucket as a decimal i64 string, or null (not part of the key).
+    pub period_bucket: Option<String>,
+}
+
+/// PartitionedQueue routing inputs: enqueue to the physical queue of `key_hex`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionInputs {
+    /// The partition key, lowercase hex.
+    pub key_hex: String,
+    /// The partition count, 1..=32767.
+    pub partitions: u16,
+}
+
+/// The logical job a producer is asked to enqueue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// `p_kind`.
+    pub kind: String,
+    /// The (logical) queue.
+    pub queue: String,
+    /// `p_args` in ADR 0002 typed form; the producer stores exactly that document.
+    pub args: Json,
+    /// `p_priority`, or null for the default.
+    pub priority: Option<i16>,
+    /// `p_run_at` as RFC 3339 UTC, or null.
+    pub run_at: Option<String>,
+    /// `p_tags`.
+    pub tags: Vec<String>,
+    /// `p_ordering_key` as lowercase hex, or null.
+    pub ordering_key_hex: Option<String>,
+    /// `p_concurrency_key` as lowercase hex, or null.
+    pub concurrency_key_hex: Option<String>,
+    /// Unique-key inputs, or null (`p_unique_key` NULL).
+    pub unique: Option<UniqueInputs>,
+    /// `p_unique_states` as a string of `0`/`1`, or null.
+    pub unique_states: Option<String>,
+    /// PartitionedQueue routing, or null.
+    pub partition: Option<PartitionInputs>,
+    /// `p_opts` (normally `{}`).
+    pub opts: Json,
+}
+
+/// `{"type":"enqueue","seq":…,"case":…,"schema":…,"job":{…}}`: one request, one outstanding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "enqueue")]
+pub struct EnqueueRequest {
+    /// Request number, echoed in the answer.
+    pub seq: u64,
+    /// The trial name this request serves (for the producer's logs).
+    pub case: String,
+    /// The contract schema name.
+    pub schema: String,
+    /// The job.
+    pub job: Job,
+}
+
+/// The optional intermediate values a producer may return, so a mismatch names its layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The canonical args JSON the producer hashed (text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_args: Option<String>,
+    /// The unique key it computed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_key_hex: Option<String>,
+    /// The BLAKE3 pre-image it hashed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_preimage_hex: Option<String>,
+    /// The physical queue it enqueued to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_queue: Option<String>,
+}
+
+/// A refusal: by the database (`sqlstate`) or by the client (`code`, `sqlstate` null).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// The SQLSTATE the driver reported, or null for a client-side refusal.
+    pub sqlstate: Option<String>,
+    /// The contract error code (DETAIL `code`, or the client's), or null.
+    pub code: Option<String>,
+    /// The message, for the report.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// What a producer answered to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnqueueAnswer {
+    /// The job was committed with this id.
+    Enqueued {
+        /// `insert_job`'s `job_id`.
+        job_id: i64,
+        /// Optional intermediates.
+        trace: Option<Trace>,
+    },
+    /// The request was refused.
+    Refused(Refusal),
+    /// The producer cannot do this request (not applicable).
+    Skipped(String),
+    /// The producer failed on the request (a finding).
+    Error(String),
+}
+
+/// The wire form of an answer, every member optional so a bad one gets a precise message.
+#[derive(Deserialize, Serialize, Default)]
+struct RawAnswer {
+    seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace: Option<Trace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refused: Option<Refusal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skipped: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Json>,
+}
+
+impl EnqueueAnswer {
+    /// Parse one answer object (a JSON value); returns its `seq` and the answer.
+    ///
+    /// # Errors
+    /// A message naming what is wrong (not an object, no integer seq, none or several of
+    /// `job_id` / `refused` / `skipped` / `error`).
+    pub fn from_json(value: &Json) -> Result<(u64, Self), String> {
+        let short = || {
+            let t = value.to_string();
+            t.chars().take(200).collect::<String>()
+        };
+        let raw: RawAnswer = serde_json::from_value(value.clone())
+            .map_err(|e| format!("not an enqueue answer ({e}): {}", short()))?;
+        let kinds = usize::from(raw.job_id.is_some())
+            + usize::from(raw.refused.is_some())
+            + usize::from(raw.skipped == Some(true))
+            + usize::from(raw.error.is_some());
+        if kinds != 1 {
+            return Err(format!(
+                "answer {} must have exactly one of job_id, refused, skipped:true, error: {}",
+                raw.seq,
+                short()
+            ));
+        }
+        let answer = if let Some(job_id) = raw.job_id {
+            Self::Enqueued {
+                job_id,
+                trace: raw.trace,
+            }
+        } else if let Some(r) = raw.refused {
+            Self::Refused(r)
+        } else if let Some(e) = raw.error {
+            Self::Error(e.as_str().map_or_else(|| e.to_string(), str::to_owned))
+        } else {
+            Self::Skipped(
+                raw.reason
+                    .unwrap_or_else(|| "skipped by the producer".to_owned()),
+            )
+        };
+        Ok((raw.seq, answer))
+    }
+
+    /// Parse one answer line.
+    ///
+    /// # Errors
+    /// As [`EnqueueAnswer::from_json`], or the line is not JSON.
+    pub fn parse_line(line: &str) -> Result<(u64, Self), String> {
+        let value: Json = serde_json::from_str(line).map_err(|e| {
+            format!(
+                "answer is not JSON ({e}): {}",
+                line.chars().take(200).collect::<String>()
+            )
+        })?;
+        Self::from_json(&value)
+    }
+
+    /// The wire form of this answer to request `seq`.
+    #[must_use]
+    pub fn to_json(&self, seq: u64) -> Json {
+        let mut raw = RawAnswer {
+            seq,
+            ..RawAnswer::default()
+        };
+        match self {
+            Self::Enqueued { job_id, trace } => {
+                raw.job_id = Some(*job_id);
+                raw.trace.clone_from(trace);
+            }
+            Self::Refused(r) => raw.refused = Some(r.clone()),
+            Self::Skipped(reason) => {
+                raw.skipped = Some(true);
+                raw.reason = Some(reason.clone());
+            }
+            Self::Error(e) => raw.error = Some(Json::String(e.clone())),
+        }
+        serde_json::to_value(raw).unwrap_or(Json::Null)
+    }
+}
+
+/// `{"type":"stop"}`: the last line the runner sends.
+#[must_use]
+pub fn stop_line() -> &'static str {
+    "{\"type\":\"stop\"}"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_round_trip_and_bad_ones_are_named() {
+        for a in [
+            EnqueueAnswer::Enqueued {
+                job_id: 7,
+                trace: None,
+            },
+            EnqueueAnswer::Enqueued {
+                job_id: 7,
+                trace: Some(Trace {
+                    unique_key_hex: Some("00".into()),
+                    ..Trace::default()
+                }),
+            },
+            EnqueueAnswer::Refused(Refusal {
+                sqlstate: Some("23505".into()),
+                code: None,
+                message: "dup".into(),
+            }),
+            EnqueueAnswer::Skipped("no".into()),
+            EnqueueAnswer::Error("boom".into()),
+        ] {
+            assert_eq!(EnqueueAnswer::from_json(&a.to_json(3)).unwrap(), (3, a));
+        }
+        assert!(EnqueueAnswer::parse_line("nope").is_err());
+        assert!(EnqueueAnswer::from_json(&json!({"seq": 1})).is_err());
+        assert!(EnqueueAnswer::from_json(&json!({"seq": 1, "job_id": 1, "error": "x"})).is_err());
+        assert!(EnqueueAnswer::from_json(&json!({"job_id": 1})).is_err());
+    }
+
+    #[test]
+    fn request_and_hello_carry_their_type() {
+        let h: Hello =
+            serde_json::from_value(json!({"type":"hello","protocol":2,"capabilities":["enqueue"]}))
+                .unwrap();
+        assert!(h.check_enqueue().is_ok());
+        assert_eq!(h.implementation.name, "unnamed");
+        assert!(Hello::parse_line(r#"{"type":"request","protocol":2,"capabilities":[]}"#).is_err());
+        assert!(Hello::parse_line(r#"{"type":"hello","protocol":2}"#).is_err());
+        assert!(
+            Hello::parse_line(r#"{"type":"hello","protocol":2,"capabilities":["enqueue"]}"#)
+                .is_ok()
+        );
+        let h1: Hello =
+            serde_json::from_value(json!({"type":"hello","protocol":1,"capabilities":["enqueue"]}))
+                .unwrap();
+        assert!(h1.check_enqueue().unwrap_err().contains("protocol"));
+        let r = EnqueueRequest {
+            seq: 1,
+            case: "producer::x".into(),
+            schema: "awa".into(),
+            job: Job {
+                kind: "k".into(),
+                queue: "q".into(),
+                args: json!({"type":"object","value":[]}),
+                priority: None,
+                run_at: None,
+                tags: vec![],
+                ordering_key_hex: None,
+                concurrency_key_hex: None,
+                unique: None,
+                unique_states: None,
+                partition: None,
+                opts: json!({}),
+            },
+        };
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["type"], "enqueue");
+        assert!(j["job"].get("unique").is_some(), "nulls are explicit: {j}");
+        assert_eq!(serde_json::from_value::<EnqueueRequest>(j).unwrap(), r);
+    }
+}

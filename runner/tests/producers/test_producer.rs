@@ -1,0 +1,266 @@
+//! A producer for the engine's own tests: speaks the producer protocol on stdin/stdout and
+//! enqueues through `insert_job` with tokio-postgres, bound as the contract's recipe says.
+//!
+//! It computes canonical JSON and unique keys with the reference core, so it only tests the
+//! engine (the example producers in examples/producers/ are written from the contract alone).
+//! `AWA_TEST_PRODUCER_MUTANT` makes it wrong in one way, so the tests can show that the engine
+//! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
+//! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`
+//! and `garbage_on=SUBSTR` (for a case whose name contains SUBSTR).
+//! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)]
+
+use std::io::{BufRead, Write};
+
+use awa_conformance_core::{self as core, Value};
+use serde_json::{json, Value as Json};
+
+fn from_typed(j: &Json) -> Value {
+    let ty = j["type"].as_str().unwrap_or("");
+    let v = &j["value"];
+    match ty {
+        "null" => Value::Null,
+        "bool" => Value::Bool(v.as_bool().unwrap()),
+        "int" => {
+            let s = v.as_str().unwrap();
+            s.parse::<i64>()
+                .map(Value::Int)
+                .unwrap_or_else(|_| Value::UInt(s.parse().unwrap()))
+        }
+        "float" => Value::Float(f64::from_bits(
+            u64::from_str_radix(j["bits"].as_str().unwrap(), 16).unwrap(),
+        )),
+        "string" => Value::String(v.as_str().unwrap().to_owned()),
+        "array" => Value::Array(v.as_array().unwrap().iter().map(from_typed).collect()),
+        "object" => Value::Object(
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m[0].as_str().unwrap().to_owned(), from_typed(&m[1])))
+                .collect(),
+        ),
+        "nested" => {
+            let mut inner = from_typed(v);
+            for _ in 0..j["depth"].as_u64().unwrap() {
+                inner = match j.get("key").and_then(Json::as_str) {
+                    Some(k) => Value::Object(vec![(k.to_owned(), inner)]),
+                    None => Value::Array(vec![inner]),
+                };
+            }
+            inner
+        }
+        other => panic!("unknown typed value {other}"),
+    }
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Python's `json.dumps` default separators: `", "` and `": "` (outside strings).
+fn spaced(canonical: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut in_str = false;
+    let mut esc = false;
+    for &b in canonical {
+        out.push(b);
+        if in_str {
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if b == b',' || b == b':' {
+            out.push(b' ');
+        }
+    }
+    out
+}
+
+const INSERT: &str = "SELECT job_id FROM @S@.insert_job($1::text, $2::text, $3::text::jsonb, \
+    $4::smallint, $5::smallint, $6::text::timestamptz, $7::text::jsonb, $8::text[], $9::bytea, \
+    @STATES@, $11::bytea, $12::bytea, $13::text::jsonb)";
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mutant = std::env::var("AWA_TEST_PRODUCER_MUTANT").unwrap_or_default();
+    let trace_on = std::env::var("AWA_TEST_PRODUCER_TRACE").as_deref() == Ok("1");
+    let dsn = std::env::var("AWA_CONFORMANCE_DSN").expect("AWA_CONFORMANCE_DSN");
+    let schema = std::env::var("AWA_CONFORMANCE_SCHEMA").expect("AWA_CONFORMANCE_SCHEMA");
+    let (client, conn) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    let states = if mutant == "pad_states" {
+        // The mistake of the issue: a fixed-width bit(8) pads a short value.
+        "$10::text::varbit::bit(8)::varbit"
+    } else {
+        "$10::text::varbit"
+    };
+    let sql = INSERT
+        .replace("@S@", &format!("\"{}\"", schema.replace('"', "\"\"")))
+        .replace("@STATES@", states);
+    let insert = client.prepare(&sql).await.expect("prepare");
+    let crash_after: Option<u64> = mutant
+        .strip_prefix("crash_after=")
+        .map(|n| n.parse().unwrap());
+    let on = |what: &str, case: &str| mutant.strip_prefix(what).is_some_and(|s| case.contains(s));
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{}",
+        json!({"type":"hello","protocol":2,
+               "implementation":{"name":"test-producer","version":mutant},
+               "capabilities":["enqueue","errors"]})
+    )
+    .unwrap();
+    out.flush().unwrap();
+    let mut served = 0u64;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.unwrap();
+        let req: Json = serde_json::from_str(&line).unwrap();
+        if req["type"] == "stop" {
+            break;
+        }
+        served += 1;
+        let seq = req["seq"].as_u64().unwrap();
+        let case = req["case"].as_str().unwrap_or("");
+        eprintln!("test-producer: request {seq} for {case}");
+        if crash_after == Some(served) {
+            eprintln!("test-producer: crashing as asked");
+            std::process::exit(3);
+        }
+        if on("hang_on=", case) {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+        if on("garbage_on=", case) {
+            writeln!(out, "this is not JSON").unwrap();
+            out.flush().unwrap();
+            continue;
+        }
+        let job = &req["job"];
+        let args = from_typed(&job["args"]);
+        let canonical = core::canonical_json(&args).unwrap();
+        let hex_of = |k: &str| job[k].as_str().map(unhex);
+        let mut ordering_key = hex_of("ordering_key_hex");
+        let mut concurrency_key = hex_of("concurrency_key_hex");
+        if mutant == "no_ordering_key" {
+            ordering_key = None;
+        }
+        if mutant == "drop_concurrency_key" {
+            concurrency_key = None;
+        }
+        let kind = job["kind"].as_str().unwrap().to_owned();
+        let mut queue = job["queue"].as_str().unwrap().to_owned();
+        if let Some(p) = job["partition"].as_object() {
+            let key = unhex(p["key_hex"].as_str().unwrap());
+            let n = core::Partitions::new(p["partitions"].as_i64().unwrap()).unwrap();
+            queue = core::physical_queue_name(&queue, core::partition_for_ordering_key(&key, n));
+        }
+        let mut trace = json!({"physical_queue": queue});
+        let unique_key: Option<Vec<u8>> = job["unique"].as_object().map(|u| {
+            let q = (u["by_queue"] == true).then_some(queue.as_str());
+            let a = (u["by_args"] == true).then_some(&args);
+            let mut period: Option<i64> = u["period_bucket"].as_str().map(|p| p.parse().unwrap());
+            if mutant == "drop_period" {
+                period = None;
+            }
+            let mut pre = core::unique_key_preimage(&kind, q, a, period).unwrap();
+            if mutant == "json_separators" && a.is_some() {
+                // Rebuild the pre-image with the wrong JSON.
+                let mut p2 = kind.as_bytes().to_vec();
+                if let Some(q) = q {
+                    p2.push(0);
+                    p2.extend_from_slice(q.as_bytes());
+                }
+                p2.push(0);
+                p2.extend_from_slice(&spaced(&canonical));
+                if let Some(p) = period {
+                    p2.push(0);
+                    p2.extend_from_slice(&p.to_le_bytes());
+                }
+                pre = p2;
+                trace["canonical_args"] = json!(String::from_utf8_lossy(&spaced(&canonical)));
+            } else if a.is_some() {
+                trace["canonical_args"] = json!(String::from_utf8_lossy(&canonical));
+            }
+            let key = blake3::hash(&pre).as_bytes()[..16].to_vec();
+            trace["unique_preimage_hex"] = json!(hex(&pre));
+            trace["unique_key_hex"] = json!(hex(&key));
+            key
+        });
+        let priority: Option<i16> = job["priority"].as_i64().map(|p| p as i16);
+        let run_at: Option<String> = job["run_at"].as_str().map(str::to_owned);
+        let tags: Vec<String> = job["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect();
+        let states: Option<String> = job["unique_states"].as_str().map(str::to_owned);
+        let args_text = String::from_utf8(canonical.clone()).unwrap();
+        let res = client
+            .query_one(
+                &insert,
+                &[
+                    &kind,
+                    &queue,
+                    &args_text,
+                    &priority,
+                    &None::<i16>,
+                    &run_at,
+                    &None::<String>,
+                    &tags,
+                    &unique_key,
+                    &states,
+                    &ordering_key,
+                    &concurrency_key,
+                    &job["opts"].to_string(),
+                ],
+            )
+            .await;
+        let answer = match res {
+            Ok(row) => {
+                let id: i64 = row.get(0);
+                if trace_on {
+                    json!({"seq": seq, "job_id": id, "trace": trace})
+                } else {
+                    json!({"seq": seq, "job_id": id})
+                }
+            }
+            Err(e) => match e.as_db_error() {
+                Some(d) => {
+                    let code = d
+                        .detail()
+                        .and_then(|t| serde_json::from_str::<Json>(t).ok())
+                        .and_then(|j| j.get("code").cloned())
+                        .unwrap_or(Json::Null);
+                    json!({"seq": seq, "refused": {"sqlstate": d.code().code(), "code": code, "message": d.message()}})
+                }
+                None => json!({"seq": seq, "error": e.to_string()}),
+            },
+        };
+        writeln!(out, "{answer}").unwrap();
+        out.flush().unwrap();
+    }
+}

@@ -91,6 +91,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     quiet "$PY" -m venv "$VENV"
 fi
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/tests/requirements.txt"
+# The example producer's own pins (examples/producers/python/run uses this venv's python3).
+quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/examples/producers/python/requirements.txt"
 # The release wheel's build tools (scripts/build-wheel.sh): zig links against glibc 2.17.
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
 log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"

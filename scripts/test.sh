@@ -205,6 +205,33 @@ example_producers() {
         AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/producers
 }
 
+# The Python example producer: its own protocol tests (stored jobs judged from the vector
+# files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
+# of runner_dsn): every producer:: case passes (at least 100), and three deliberate mistakes
+# (AWA_PRODUCER_BREAK) each fail their family with exit 1.
+python_producer() {
+    local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family
+    local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
+    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests" || rc=1
+    "${run[@]}" --report-json "$REPORTS/producer.json" producer:: || rc=1
+    "$PY" - "$REPORTS/producer.json" <<'PYEOF' || rc=1
+import json, sys
+cases = [c for c in json.load(open(sys.argv[1], encoding="utf-8"))["cases"] if c["name"].startswith("producer::")]
+bad = [(c["name"], c["status"]) for c in cases if c["status"] != "passed"]
+if len(cases) < 100 or bad:
+    sys.exit(f"python_producer: {len(cases)} producer cases (need >= 100), not passed: {bad[:10]}")
+PYEOF
+    for mistake in no_ordering_key:routing_precedence json_dumps:unique_key bit8:refusal; do
+        family="${mistake#*:}" mistake="${mistake%%:*}" code=0
+        AWA_PRODUCER_BREAK="$mistake" AWA_PRODUCER_CLIENT_CHECKS=0 "${run[@]}" "producer::$family::" >/dev/null 2>&1 || code=$?
+        if [ "$code" -ne 1 ]; then
+            echo "python_producer: AWA_PRODUCER_BREAK=$mistake exited $code on producer::$family::, not 1" >&2
+            rc=1
+        fi
+    done
+    return "$rc"
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -227,6 +254,7 @@ step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
 step "go example adapter"        go_adapter
 step "python example adapter"    python_adapter
 step "fuzz (seeded, short)"      fuzz_smoke
+step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
 step "example producers"        example_producers
 step "documented examples"       doc_examples

@@ -2,7 +2,8 @@
 //!
 //! Each function converts its arguments (`convert`), calls the core and maps errors
 //! (`errors`); no contract logic lives here. `_run_cli` hands the whole command line to the
-//! Rust runner library, so the wheel's `awa-conformance` command is the runner itself. The public Python API, stubs and docs are in
+//! Rust runner library, so the wheel's `awa-conformance` command is the runner itself;
+//! `producer` runs the runner's producer engine on a Python callable. The public Python API, stubs and docs are in
 //! `python/awa_conformance/`.
 
 use awa_conformance_core as core;
@@ -12,6 +13,7 @@ use pyo3::types::{PyBytes, PyString, PyTuple};
 
 mod convert;
 mod errors;
+mod producer;
 
 use convert::{bytes_param, int_param, str_param, to_value, type_name};
 use errors::{BindingError, Class};
@@ -424,6 +426,10 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_embedded_manifests, m)?)?;
     m.add_function(wrap_pyfunction!(_embedded_vectors_json, m)?)?;
     m.add_function(wrap_pyfunction!(_run_cli, m)?)?;
+    m.add_class::<producer::ProducerReport>()?;
+    m.add_function(wrap_pyfunction!(producer::_producer_trial_names, m)?)?;
+    m.add_function(wrap_pyfunction!(producer::_load_expected_failures, m)?)?;
+    m.add_function(wrap_pyfunction!(producer::_check_producer, m)?)?;
     m.add(
         "CONCURRENCY_DOMAIN_TAG",
         PyBytes::new(py, core::CONCURRENCY_DOMAIN_TAG),

@@ -75,4 +75,4 @@ def database() -> dict[str, str]:
             # SQL may have changed since the last run.
             conn.execute(f'DROP SCHEMA IF EXISTS "{TEST_SCHEMA}" CASCADE')
             install_schema(conn, TEST_SCHEMA, TEST_ROLE)
-    return {"dsn": dsn, "schema": TEST_SCHEMA}
+    return {"dsn": dsn, "schema": TEST_SCHEMA, "role": TEST_ROLE}

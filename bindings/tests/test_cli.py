@@ -1,5 +1,5 @@
-"""The installed wheel's `awa-conformance` console script is the Rust runner, and the Python
-helpers' install errors name the right fix (psycopg vs libpq, `schema install`)."""
+"""The installed wheel's `awa-conformance` console script is the Rust runner, and check_producer's
+missing-schema error names the bundled `schema install`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 import awa_conformance as ac
 from awa_conformance import ConformanceError
-from awa_conformance.producer import _import_psycopg
 
 # The console script pip wrote next to this interpreter (the wheel is installed in this venv).
 SCRIPT = Path(sys.executable).with_name("awa-conformance")
@@ -78,39 +77,6 @@ def test_man_subcommand():
     p = run("man")
     assert p.returncode == 0, p.stderr
     assert ".TH awa-conformance" in p.stdout
-
-
-def test_missing_psycopg_names_the_extra(monkeypatch):
-    # None in sys.modules makes `import psycopg` fail and find_spec report it absent.
-    monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(ConformanceError, match=r"awa-conformance\[db\]") as info:
-        _import_psycopg()
-    assert "libpq" not in str(info.value)
-
-
-def test_missing_libpq_is_told_apart_from_missing_psycopg():
-    # psycopg installed, but its pure-Python implementation cannot find libpq: the state of a
-    # machine with `pip install psycopg` and no PostgreSQL client library.
-    code = (
-        "import ctypes.util, sys\n"
-        "ctypes.util.find_library = lambda name: None\n"
-        "from awa_conformance import ConformanceError\n"
-        "from awa_conformance.producer import _import_psycopg\n"
-        "try:\n"
-        "    _import_psycopg()\n"
-        "except ConformanceError as e:\n"
-        "    print(e)\n"
-        "    sys.exit(0)\n"
-        "sys.exit('psycopg imported although libpq was hidden')\n"
-    )
-    env = dict(os.environ, PSYCOPG_IMPL="python")
-    p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, check=False
-    )
-    assert p.returncode == 0, p.stderr
-    assert "cannot load libpq" in p.stdout
-    assert "psycopg[binary]" in p.stdout
-    assert "awa-conformance[db]" not in p.stdout
 
 
 def test_missing_schema_error_names_the_bundled_command(database):

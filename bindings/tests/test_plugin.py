@@ -8,11 +8,18 @@ import pytest
 
 import awa_conformance as ac
 from awa_conformance.expected_failures import load_expected_failures
+from awa_conformance.producer import trial_names
 from conftest import PRODUCERS_DIR, disk_vectors
 
-ROUTING = disk_vectors("routing_precedence")
-UNIQUE = disk_vectors("unique_key")
-ALL_IDS = [v["id"] for v in ac.vectors()]
+NAMES = trial_names()
+PARTITION = [n for n in NAMES if n.split("::")[1] == "partition"]
+# Routing cases a producer that drops the ordering key gets wrong, and ones it still passes.
+ROUTING = {v["id"]: v for v in disk_vectors("routing_precedence")}
+KEYED = [n for n in NAMES if n.split("::")[1] == "routing_precedence" and n.split("::")[2] in ROUTING
+         and ROUTING[n.split("::")[2]]["input"]["ordering_key_hex"] is not None]
+UNKEYED = [n for n in NAMES if n.split("::")[1] == "routing_precedence" and n.split("::")[2] in ROUTING
+           and ROUTING[n.split("::")[2]]["input"]["ordering_key_hex"] is None
+           and ROUTING[n.split("::")[2]]["input"]["concurrency_key_hex"] is None]
 
 
 @pytest.fixture
@@ -26,7 +33,8 @@ def plugin_env(database, pytester, monkeypatch):
 
 def run(pytester, db, producer, *extra):
     return pytester.runpytest_subprocess(
-        "--awa-dsn", db["dsn"], "--awa-schema", db["schema"], "--awa-producer", producer,
+        "--awa-dsn", db["dsn"], "--awa-schema", db["schema"], "--awa-producer-role", db["role"],
+        "--awa-producer", producer,
         "-p", "no:cacheprovider", *extra,
     )
 
@@ -37,52 +45,39 @@ def write_expected(pytester, entries, name="xfail.json"):
     return str(path)
 
 
-def test_conforming_producer_passes_one_test_per_vector(pytester, plugin_env):
-    result = run(pytester, plugin_env, "psycopg_producer:insert", "-v")
-    result.assert_outcomes(passed=len(ROUTING) + len(UNIQUE))
-    # Test IDs are the vector IDs.
-    result.stdout.fnmatch_lines([f"*awa-conformance::{ROUTING[0]['id']} PASSED*"])
+def test_conforming_producer_passes_one_test_per_case(pytester, plugin_env):
+    result = run(pytester, plugin_env, "psycopg_producer:insert", "-v", "--awa-families", "partition,refusal")
+    refusal = [n for n in NAMES if n.split("::")[1] == "refusal"]
+    result.assert_outcomes(passed=len(PARTITION) + len(refusal))
+    # Test IDs are the case names.
+    result.stdout.fnmatch_lines([f"*awa-conformance::{PARTITION[0]} PASSED*"])
 
 
-def test_wrong_shard_producer_fails(pytester, plugin_env):
-    result = run(pytester, plugin_env, "wrong_producers:insert_wrong_shard", "--awa-families", "routing_precedence")
-    bad = [v for v in ROUTING if v["input"]["width"] > 1 and v["expected"]["enqueue_shard"] is not None]
-    result.assert_outcomes(passed=len(ROUTING) - len(bad), failed=len(bad))
-    result.stdout.fnmatch_lines(["*enqueue_shard: stored *, vector expects *"])
+def test_wrong_producer_fails(pytester, plugin_env):
+    result = run(pytester, plugin_env, "wrong_producers:insert_without_ordering_key",
+                 "--awa-families", "routing_precedence", "-k", f"{KEYED[0]} or {UNKEYED[0]}")
+    result.assert_outcomes(passed=1, failed=1)
     assert result.ret == 1
 
 
-def test_wrong_key_producer_fails(pytester, plugin_env):
-    result = run(pytester, plugin_env, "wrong_producers:insert_hex_keys", "-k", ROUTING[-1]["id"])
-    assert ROUTING[-1]["input"]["ordering_key_hex"] or ROUTING[-1]["input"]["concurrency_key_hex"]
-    result.assert_outcomes(failed=1)
-
-
 def test_expected_failures_xfail_and_unexpected_pass_fails(pytester, plugin_env):
-    bad = next(v for v in ROUTING if v["input"]["width"] > 1 and v["expected"]["enqueue_shard"] is not None)
-    good = next(v for v in ROUTING if v["input"]["width"] == 1)
-    path = write_expected(pytester, [{"id": bad["id"], "reason": "known shard bug"}, {"id": good["id"], "reason": "stale"}])
+    bad, good = KEYED[0], UNKEYED[0]
+    # The runner's matcher: a whole-segment suffix (here the vector id and width) names a case.
+    path = write_expected(pytester, [{"id": bad.split("::", 2)[2], "reason": "known ordering bug"},
+                                     {"id": good, "reason": "stale"}])
     result = run(
-        pytester, plugin_env, "wrong_producers:insert_wrong_shard", "--awa-expected-failures", path,
-        "-k", f"{bad['id']} or {good['id']}",
+        pytester, plugin_env, "wrong_producers:insert_without_ordering_key", "--awa-expected-failures", path,
+        "-k", f"{bad} or {good}",
     )
     result.assert_outcomes(xfailed=1, failed=1)
-    result.stdout.fnmatch_lines([f"*{good['id']} is listed as an expected failure*but passed*"])
-
-
-def test_expected_failures_toml(pytester, plugin_env):
-    bad = next(v for v in ROUTING if v["input"]["width"] > 1 and v["expected"]["enqueue_shard"] is not None)
-    path = pytester.path / "xfail.toml"
-    path.write_text(f'version = 1\n[[expected_failures]]\nid = "{bad["id"]}"\nreason = "known"\n', encoding="utf-8")
-    result = run(pytester, plugin_env, "wrong_producers:insert_wrong_shard", "--awa-expected-failures", str(path), "-k", bad["id"])
-    result.assert_outcomes(xfailed=1)
+    result.stdout.fnmatch_lines([f"*{good} is listed as an expected failure but passed*"])
 
 
 def test_unknown_expected_failure_id_is_a_usage_error(pytester, plugin_env):
     path = write_expected(pytester, [{"id": "rp-000000000000", "reason": "typo"}])
     result = run(pytester, plugin_env, "psycopg_producer:insert", "--awa-expected-failures", path)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown vector ID 'rp-000000000000'*"])
+    result.stderr.fnmatch_lines(["*rp-000000000000 names no trial*"])
 
 
 def test_bad_producer_spec_is_a_usage_error(pytester, plugin_env):
@@ -97,31 +92,40 @@ def test_plugin_is_inert_without_producer(pytester):
     result.assert_outcomes(passed=1)
 
 
-# -- expected-failures file format (no database) ----------------------------------------------
+# -- expected-failures file format (no database): the runner's loader and matcher -----------------
 
 
 @pytest.mark.parametrize(
     "doc, match",
     [
         ({"version": 2, "expected_failures": []}, "version"),
-        ({"expected_failures": []}, "exactly"),
-        ({"version": 1, "expected_failures": [{"id": ALL_IDS[0]}]}, "id and reason"),
-        ({"version": 1, "expected_failures": [{"id": ALL_IDS[0], "reason": " "}]}, "non-empty"),
-        ({"version": 1, "expected_failures": [{"id": "zz-1", "reason": "r"}]}, "unknown vector ID"),
-        (
-            {"version": 1, "expected_failures": [{"id": ALL_IDS[0], "reason": "r"}, {"id": ALL_IDS[0], "reason": "r"}]},
-            "duplicate",
-        ),
+        ({"expected_failures": []}, "version"),
+        ({"version": 1}, "expected_failures"),
+        ({"version": 1, "expected_failures": [{"id": NAMES[0]}]}, "reason"),
+        ({"version": 1, "expected_failures": [{"id": NAMES[0], "reason": " "}]}, "reason"),
+        ({"version": 1, "expected_failures": [{"id": "zz-1", "reason": "r"}]}, "names no trial"),
+        ({"version": 1, "expected_failures": [{"id": NAMES[0], "reason": "r"}, {"id": NAMES[0], "reason": "r"}]},
+         "repeats"),
+        ({"version": 1, "expected_failures": [], "extra": 1}, "unknown field"),
     ],
 )
 def test_expected_failures_file_errors(tmp_path, doc, match):
     path = tmp_path / "x.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ac.ExpectedFailuresError, match=match):
-        load_expected_failures(path, ALL_IDS)
+        load_expected_failures(path, NAMES)
 
 
 def test_expected_failures_file_ok(tmp_path):
     path = tmp_path / "x.json"
-    path.write_text(json.dumps({"version": 1, "expected_failures": [{"id": ALL_IDS[1], "reason": "r"}]}))
-    assert load_expected_failures(path, ALL_IDS) == {ALL_IDS[1]: "r"}
+    suffix = NAMES[1].split("::", 2)[2]  # whole trailing segments: the vector id and its width
+    path.write_text(json.dumps({"version": 1, "expected_failures": [
+        {"id": NAMES[0], "reason": "r"}, {"id": suffix, "reason": "a suffix"}]}))
+    assert load_expected_failures(path, NAMES) == {NAMES[0]: "r", suffix: "a suffix"}
+
+
+def test_toml_is_not_an_expected_failures_format(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text(f'version = 1\n[[expected_failures]]\nid = "{NAMES[0]}"\nreason = "r"\n', encoding="utf-8")
+    with pytest.raises(ac.ExpectedFailuresError, match="not a valid expected-failures file"):
+        load_expected_failures(path, NAMES)

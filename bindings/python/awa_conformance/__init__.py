@@ -18,6 +18,8 @@ from awa_conformance._errors import (
     InvalidType,
     InvalidUniqueStates,
     InvalidWidth,
+    ProducerRefused,
+    ProducerSkip,
     UnknownFamily,
 )
 from awa_conformance._vectors import decode_typed, families, manifest, vectors
@@ -61,17 +63,24 @@ JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | boo
 
 def check_producer(
     dsn: str,
-    insert: _Callable[[dict[str, _Any]], int],
+    insert: _Callable[[dict[str, _Any]], _Any],
     *,
     families: _Iterable[str] | None = None,
     schema: str = "awa",
+    producer_role: str = "awa_producer",
     junit: str | None = None,
     json: str | None = None,
+    markdown: str | None = None,
+    expected_failures: str | None = None,
+    timeout: float = 30.0,
 ) -> Report:
-    """Check a producer in-process; see awa_conformance.producer (imported lazily: needs psycopg)."""
+    """Check a producer in-process with the runner's producer engine; see __init__.pyi."""
     from awa_conformance.producer import check_producer as _check
 
-    return _check(dsn, insert, families=families, schema=schema, junit=junit, json=json)
+    return _check(
+        dsn, insert, families=families, schema=schema, producer_role=producer_role, junit=junit, json=json, markdown=markdown,
+        expected_failures=expected_failures, timeout=timeout,
+    )
 
 
 __all__ = [
@@ -101,6 +110,8 @@ __all__ = [
     "InvalidWidth",
     "JsonNull",
     "JsonValue",
+    "ProducerRefused",
+    "ProducerSkip",
     "Report",
     "Route",
     "UnknownFamily",

@@ -221,82 +221,152 @@ def decode_typed(value: dict[str, Any]) -> Any:
 
 @final
 class CaseResult:
-    """One vector checked against a producer. Bytes in ``expected``/``actual`` are lowercase hex."""
+    """One case of a producer check, as the runner's report records it.
+
+    ``name`` is the case (trial) name ``producer::<family>::<id>[::w<width>][::<step>]``,
+    ``family`` its second segment and ``id`` the rest. Bytes in ``expected``/``actual`` are
+    lowercase hex (whole, as in the runner's JSON report).
+    """
 
     id: str
     family: str
-    status: Literal["passed", "failed", "not_applicable"]
+    status: Literal["passed", "failed", "expected_failure", "unexpected_pass", "not_applicable", "ignored", "errored"]
     expected: dict[str, Any]
     actual: dict[str, Any]
     message: str
+    name: str
     def __init__(
         self,
         id: str,
         family: str,
-        status: Literal["passed", "failed", "not_applicable"],
+        status: Literal["passed", "failed", "expected_failure", "unexpected_pass", "not_applicable", "ignored", "errored"],
         expected: dict[str, Any] = ...,
         actual: dict[str, Any] = ...,
         message: str = "",
+        name: str = "",
     ) -> None: ...
+    @classmethod
+    def from_runner(cls, case: dict[str, Any]) -> CaseResult:
+        """One case object of the runner's JSON report."""
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
 class Report:
-    """All case results of one producer check plus provenance.
+    """All cases of one producer check plus provenance: the runner's own report of the run.
 
-    ``provenance``: kit_version, contract_version, vectors_version, vectors_root_sha256,
-    server_version, server_contract_version, schema, producer, run_id, started_at.
+    ``provenance`` and ``verdict`` (``conformant``, ``nonconformant``, ``error``) are the
+    runner's (``runner/report.schema.json``); the JSON, JUnit and Markdown renderings are the
+    runner's writers, byte for byte what ``awa-conformance --producer`` writes.
     """
 
     cases: list[CaseResult]
     provenance: dict[str, Any]
-    def __init__(self, cases: list[CaseResult] = ..., provenance: dict[str, Any] = ...) -> None: ...
+    verdict: str
+    run_errors: list[str]
+    def __init__(
+        self,
+        cases: list[CaseResult] = ...,
+        provenance: dict[str, Any] = ...,
+        verdict: str = "",
+        run_errors: list[str] = ...,
+    ) -> None: ...
+    @classmethod
+    def from_native(cls, native: Any) -> Report:
+        """Wrap the native module's report object (what check_producer does)."""
     @property
     def counts(self) -> dict[str, int]:
-        """Cases per status (passed, failed, not_applicable) and total."""
+        """Cases per status (passed, failed, expected_failure, unexpected_pass, not_applicable,
+        ignored, errored) and total."""
     @property
     def ok(self) -> bool:
-        """True when no case failed."""
+        """True when no case failed, passed unexpectedly or errored, and the run had no error."""
     @property
     def failures(self) -> list[CaseResult]:
-        """The failed cases."""
-    def to_dict(self) -> dict[str, Any]: ...
+        """The cases that fail the run (failed, unexpected_pass, errored)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The runner's JSON report as a dict."""
     def to_json(self, *, indent: int | None = 2) -> str:
-        """The report as JSON (format ``awa-conformance-producer-report`` v1)."""
-    def write_json(self, path: str | os.PathLike[str]) -> None: ...
+        """The runner's JSON report (format ``awa-conformance-report`` v1)."""
+    def write_json(self, path: str | os.PathLike[str]) -> None:
+        """Write the runner's JSON report."""
     def write_junit(self, path: str | os.PathLike[str]) -> None:
-        """JUnit XML: one testcase per vector, classname ``awa_conformance.<family>``."""
+        """Write the runner's JUnit XML (one testcase per case)."""
+    def write_markdown(self, path: str | os.PathLike[str]) -> None:
+        """Write the runner's Markdown summary."""
+
+class ProducerRefused(Exception):
+    """Raise from ``insert`` to refuse a request client-side: ``ProducerRefused(code, message="")``.
+
+    ``code`` is the contract's (``key_too_long``, ``unique_states_not_8_bits``, ...). A
+    database refusal needs nothing: let the driver's exception (with ``.sqlstate``) propagate.
+    """
+
+    code: str
+    message: str
+    def __init__(self, code: str, message: str = "") -> None: ...
+
+class ProducerSkip(Exception):
+    """Raise from ``insert`` when the producer cannot do a request: the case is not applicable."""
 
 def check_producer(
     dsn: str,
-    insert: Callable[[dict[str, Any]], int],
+    insert: Callable[[dict[str, Any]], Any],
     *,
     families: Iterable[str] | None = None,
     schema: str = "awa",
+    producer_role: str = "awa_producer",
     junit: str | None = None,
     json: str | None = None,
+    markdown: str | None = None,
+    expected_failures: str | None = None,
+    timeout: float = 30.0,
 ) -> Report:
-    """Check a producer in-process against the vectors; needs ``awa-conformance[db]`` (psycopg 3).
+    """Check a producer in-process with the runner's producer engine (``awa-conformance --producer``).
 
-    Cases: every ``routing_precedence`` vector at its width and every ``unique_key`` vector
-    (default ``families``); vectors of other families you name come back ``not_applicable``.
-    For each case the kit upserts ``<schema>.queue_meta`` for a run-scoped queue
-    ``awa_conformance_<run>_<n>`` at the vector's width and calls ``insert(request)`` with::
+    The same cases, judge, expected-failures matcher and report writers as the CLI; the
+    producer is ``insert``, called once per request with the GIL held (the engine releases
+    it while it prepares queues, reads jobs back and judges). Cases (names
+    ``producer::<family>::<id>[::w<width>][::<step>]``): every routing_precedence vector,
+    every normative unique_key vector with the key computed by the producer, unique_states
+    duplicate semantics, partitions, ordering/concurrency keys at widths 1, 2, 7, 8, 64,
+    and expected refusals; ``families`` selects some (unknown: ConformanceError). The engine
+    creates run-scoped queues and widths on its own connection (``dsn``: an owner or
+    superuser, member of the role owning ``job_routing``), reads each job back through
+    ``<schema>.job_routing``, compares it with the vector and with what ``<schema>.insert_job``
+    computes for the same request in a rolled-back transaction, and removes every row it and
+    the producer created. ``insert`` receives one dict per request::
 
-        {"id", "family", "schema", "kind", "queue", "args": {}, "priority": 2, "width",
-         "ordering_key": bytes | None, "concurrency_key": bytes | None,
-         "unique_key": bytes | None,             # the reference key (pass through, or ...)
-         "unique_key_inputs": {"kind", "queue", "args", "period_bucket"} | None,  # ... recompute
-         "unique_states": "11111000" | None}
+        {"case": str,                     # the case name, for logs
+         "schema": str,                   # the contract schema: call <schema>.insert_job
+         "kind": str, "queue": str,       # queue: the logical queue (see partition)
+         "args": Any,                     # the args document decoded (dict, list, int, float,
+                                          #   str, bool; None = the JSON document null)
+         "args_typed": dict,              # the same document in ADR 0002 typed form
+         "priority": int | None,          # None: the default (omit p_priority)
+         "run_at": str | None,            # RFC 3339 UTC; None: now
+         "tags": list[str],
+         "ordering_key": bytes | None,    # raw bytes (b"" is a key, None is not)
+         "concurrency_key": bytes | None,
+         "unique": None | {"by_queue": bool, "by_args": bool, "period_bucket": int | None},
+                                          # compute the key yourself (contract §2); the queue
+                                          #   hashed is the physical queue you enqueue to
+         "unique_states": str | None,     # bind as text with ::varbit; refuse non-8-bit ones
+         "partition": None | {"key": bytes, "partitions": int},
+                                          # enqueue to the physical queue (contract §5)
+         "opts": dict}                    # p_opts
 
-    ``insert`` enqueues through the producer's own client, commits, and returns the job id.
-    The kit then reads ``<schema>.job_routing(id)`` and compares it with the vector (rotor: any
-    shard in [0, width)) and with what ``<schema>.insert_job`` computes for the same request in
-    a rolled-back transaction. Each case's rows (jobs, uniqueness claims, queue_meta) are
-    deleted afterwards, so the database is left as found; the DSN needs SELECT/DELETE on
-    ``contract_jobs``/``job_unique_claims`` and write access to ``queue_meta``, and must be a
-    member of the role owning ``job_routing`` (contract v1.1 scopes it to the enqueuing login).
-    The stored ordering key is compared as its digest (``job_routing`` returns no raw key).
-    ``junit``/``json``: also write the report to these paths. Raises ConformanceError when
-    the database or schema cannot be used.
+    ``insert`` commits the job and returns its id (``int``), or a dict ``{"job_id": int,
+    "trace": {"canonical_args", "unique_key_hex", "unique_preimage_hex", "physical_queue"}}``
+    so a mismatch is named by its layer. A coroutine function is awaited (one event loop for
+    the whole check). A database refusal is the driver's exception with ``.sqlstate``
+    (psycopg's): reported with that SQLSTATE and the contract ``code`` of its JSON DETAIL.
+    ``raise ProducerRefused(code)`` refuses client-side; ``raise ProducerSkip(reason)`` makes
+    the case not applicable; any other exception or return value fails the case. ``timeout``
+    bounds each call (seconds; a call still running then is abandoned, the case is a harness
+    error). ``expected_failures``: the runner's JSON file (entries are case names or whole
+    ``::``-segment suffixes such as a vector ID). ``producer_role``: the schema's producer
+    role, as for ``schema install`` (the preflight checks its grants, as the CLI's
+    ``--producer-role``). ``junit``/``json``/``markdown``: also write
+    the runner's reports there. Raises ConformanceError when the database or schema cannot be
+    used, ExpectedFailuresError for a bad expected-failures file.
     """

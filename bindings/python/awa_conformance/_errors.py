@@ -16,6 +16,8 @@ __all__ = [
     "UnknownFamily",
     "ConformanceError",
     "ExpectedFailuresError",
+    "ProducerRefused",
+    "ProducerSkip",
 ]
 
 
@@ -69,3 +71,25 @@ class ConformanceError(Error):
 
 class ExpectedFailuresError(ConformanceError, ValueError):
     """An expected-failures file that is malformed or names an unknown vector ID."""
+
+
+class ProducerRefused(Exception):
+    """Raise from ``insert`` to refuse a request client-side, with the contract's code.
+
+    For example ``raise ProducerRefused("key_too_long")`` for a key over 4096 bytes, or
+    ``"unique_states_not_8_bits"``. A database refusal needs nothing: let the driver's
+    exception (it has ``.sqlstate``, as psycopg's do) propagate.
+    """
+
+    code: str = ""
+    message: str = ""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.message = message or code
+
+
+class ProducerSkip(Exception):
+    """Raise from ``insert`` when the producer cannot do this request at all: the case is
+    reported not applicable, with the exception's text as the reason."""

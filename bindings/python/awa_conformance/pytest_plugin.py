@@ -1,43 +1,47 @@
-"""pytest plugin: ``pytest --awa-dsn URL --awa-producer pkg.mod:function`` adds one test per vector.
+"""pytest plugin: ``pytest --awa-dsn URL --awa-producer pkg.mod:function`` adds one test per producer case.
 
-Inert unless ``--awa-producer`` is given. Test IDs are the vector IDs
-(``awa-conformance::rp-0123456789ab``), so ``-k`` selects vectors. Expected failures
-(``--awa-expected-failures FILE``) run and xfail; one that passes fails the run; an unknown ID
-is a usage error.
+Inert unless ``--awa-producer`` is given. The cases, the judge and the expected-failures
+matcher are the runner's producer engine (the same as ``awa-conformance --producer``), run
+once through the native module for every selected test on the first test that needs it. Test
+IDs are the case names (``awa-conformance::producer::routing_precedence::rp-…::w8``), so
+``-k`` selects cases. Expected failures (``--awa-expected-failures FILE``, the runner's JSON
+format) run and xfail; one that passes fails the run; an entry matching no case is a usage
+error.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 from typing import Any
 
 import pytest
 
 from awa_conformance._errors import ConformanceError
-from awa_conformance._vectors import vectors
 
-_SESSION_KEY = pytest.StashKey["_SessionHolder"]()
+_SESSION_KEY = pytest.StashKey["_Engine"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("awa-conformance", "Awa SQL producer contract checks")
-    group.addoption("--awa-dsn", metavar="URL", help="PostgreSQL DSN the checks read back from (also AWA_DSN)")
+    group.addoption("--awa-dsn", metavar="URL", help="PostgreSQL DSN the checks run on (also AWA_DSN)")
     group.addoption(
         "--awa-producer",
         metavar="MODULE:FUNCTION",
         help="the producer's insert callable: takes the request dict, enqueues, returns the job id",
     )
     group.addoption("--awa-schema", default="awa", help="schema holding insert_job/job_routing (default: awa)")
+    group.addoption("--awa-producer-role", default="awa_producer", help="the schema's producer role (default: awa_producer)")
     group.addoption(
         "--awa-families",
         metavar="LIST",
-        help="comma-separated families to check (default: routing_precedence,unique_key)",
+        help="comma-separated case families to check (default: all producer families)",
     )
     group.addoption(
         "--awa-expected-failures",
         metavar="FILE",
-        help='JSON or TOML: {"version": 1, "expected_failures": [{"id": ..., "reason": ...}]}',
+        help='JSON: {"version": 1, "expected_failures": [{"id": ..., "reason": ...}]} (the runner\'s format)',
     )
 
 
@@ -59,60 +63,67 @@ def _load_producer(spec: str) -> Any:
     return obj
 
 
-class _SessionHolder:
-    """Opens the ProducerSession on first use, so collection alone never connects."""
+class _Engine:
+    """Runs the engine once, for every selected case, the first time a result is needed."""
 
-    def __init__(self, dsn: str, insert: Any, schema: str) -> None:
-        self.dsn, self.insert, self.schema = dsn, insert, schema
-        self.session: Any = None
+    def __init__(self, dsn: str, insert: Any, schema: str, role: str, expected: str | None) -> None:
+        self.dsn, self.insert, self.schema, self.role, self.expected = dsn, insert, schema, role, expected
+        self.results: dict[str, Any] | None = None
         self.error: str | None = None
 
-    def get(self) -> Any:
+    def result(self, session: pytest.Session, name: str) -> Any:
         if self.error is not None:
             raise ConformanceError(self.error)
-        if self.session is None:
-            from awa_conformance.producer import ProducerSession
+        if self.results is None:
+            from awa_conformance.producer import run_engine
 
+            names = [i.name for i in session.items if isinstance(i, AwaCaseItem)]
             try:
-                self.session = ProducerSession(self.dsn, self.insert, schema=self.schema)
+                report = run_engine(
+                    self.dsn, self.insert, schema=self.schema, producer_role=self.role, names=names,
+                    expected_failures=self.expected,
+                )
             except ConformanceError as e:
                 self.error = str(e)
                 raise
-        return self.session
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
+            self.results = {c.name: c for c in report.cases}
+        return self.results.get(name)
 
 
 class AwaCaseFailed(Exception):
-    """A vector the producer did not reproduce."""
+    """A case the producer did not pass."""
 
 
-class AwaVectorItem(pytest.Item):
-    """One producer check (one vector)."""
+class AwaCaseItem(pytest.Item):
+    """One producer case."""
 
-    def __init__(self, *, case: Any, reason: str | None, **kwargs: Any) -> None:
+    def __init__(self, *, family: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case = case
-        self.expected_failure_reason = reason
+        self.family = family
         self.add_marker(pytest.mark.awa_conformance)
-        self.user_properties.append(("family", case.family))
+        self.user_properties.append(("family", family))
 
     def runtest(self) -> None:
-        holder: _SessionHolder = self.config.stash[_SESSION_KEY]
-        result = holder.get().run(self.case)
+        engine: _Engine = self.config.stash[_SESSION_KEY]
+        result = engine.result(self.session, self.name)
+        if result is None:
+            raise AwaCaseFailed(f"{self.name}: the engine recorded no result for this case")
         self.user_properties.append(("status", result.status))
-        if self.expected_failure_reason is not None:
-            if result.status == "failed":
-                pytest.xfail(f"expected failure: {self.expected_failure_reason}")
+        detail = json.dumps({"expected": result.expected, "actual": result.actual}, indent=2, default=str)
+        if result.status == "passed":
+            return
+        if result.status == "expected_failure":
+            pytest.xfail(f"expected failure: {result.message}")
+        if result.status in ("not_applicable", "ignored"):
+            pytest.skip(result.message or result.status)
+        if result.status == "unexpected_pass":
             raise AwaCaseFailed(
-                f"{self.case.id} is listed as an expected failure ({self.expected_failure_reason!r}) "
-                "but passed: remove it from the expected-failures file"
+                f"{self.name} is listed as an expected failure but passed: remove it from the "
+                f"expected-failures file ({result.message})"
             )
-        if result.status == "failed":
-            detail = json.dumps({"expected": result.expected, "actual": result.actual}, indent=2, default=str)
-            raise AwaCaseFailed(f"{self.case.id} ({self.case.family}): {result.message}\n{detail}")
+        if result.status == "errored":
+            raise AwaCaseFailed(f"{self.name}: harness error, the case was not checked: {result.message}")
+        raise AwaCaseFailed(f"{self.name}: {result.message}\n{detail}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (AwaCaseFailed, ConformanceError)):
@@ -120,36 +131,32 @@ class AwaVectorItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return ("awa-conformance", None, f"{self.case.family}::{self.case.id}")
+        return ("awa-conformance", None, self.name)
 
 
 class AwaConformanceCollector(pytest.Collector):
-    """Parent node of the vector items."""
+    """Parent node of the case items."""
 
-    def __init__(self, *, cases: list[Any], expected: dict[str, str], **kwargs: Any) -> None:
+    def __init__(self, *, cases: list[Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._cases, self._expected = cases, expected
+        self._cases = cases
 
     def collect(self) -> list[pytest.Item]:
-        return [
-            AwaVectorItem.from_parent(self, name=c.id, case=c, reason=self._expected.get(c.id))
-            for c in self._cases
-        ]
+        return [AwaCaseItem.from_parent(self, name=c.name, family=c.family) for c in self._cases]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "awa_conformance: a producer check generated from a vector")
+    config.addinivalue_line("markers", "awa_conformance: a producer check generated by the runner's engine")
     spec = config.getoption("--awa-producer")
     if not spec:
         return
-    import os
-
     dsn = config.getoption("--awa-dsn") or os.environ.get("AWA_DSN")
     if not dsn:
-        raise pytest.UsageError("--awa-producer needs --awa-dsn URL (or AWA_DSN): the database to read jobs back from")
-    holder = _SessionHolder(dsn, _load_producer(spec), config.getoption("--awa-schema"))
-    config.stash[_SESSION_KEY] = holder
-    config.add_cleanup(holder.close)
+        raise pytest.UsageError("--awa-producer needs --awa-dsn URL (or AWA_DSN): the database to check on")
+    config.stash[_SESSION_KEY] = _Engine(
+        dsn, _load_producer(spec), config.getoption("--awa-schema"), config.getoption("--awa-producer-role"),
+        config.getoption("--awa-expected-failures"),
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -158,7 +165,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if _SESSION_KEY not in config.stash:
         return
     from awa_conformance.expected_failures import load_expected_failures
-    from awa_conformance.producer import build_cases
+    from awa_conformance.producer import build_cases, trial_names
 
     fams = config.getoption("--awa-families")
     selected = [f.strip() for f in fams.split(",") if f.strip()] if fams else None
@@ -166,12 +173,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         cases, _ = build_cases(selected)
     except ConformanceError as e:
         raise pytest.UsageError(f"--awa-families: {e}") from e
-    expected: dict[str, str] = {}
     path = config.getoption("--awa-expected-failures")
     if path:
         try:
-            expected = load_expected_failures(path, (v["id"] for v in vectors()))
+            load_expected_failures(path, trial_names())
         except ConformanceError as e:
             raise pytest.UsageError(str(e)) from e
-    collector = AwaConformanceCollector.from_parent(session, name="awa-conformance", cases=cases, expected=expected)
+    collector = AwaConformanceCollector.from_parent(session, name="awa-conformance", cases=cases)
     items.extend(collector.collect())

@@ -1,4 +1,8 @@
-"""A conforming producer for the plugin/check tests: enqueues through <schema>.insert_job with psycopg."""
+"""A conforming in-process producer for the plugin/check tests: enqueues through <schema>.insert_job with psycopg.
+
+It computes what the request leaves to the producer (canonical args, unique_key over the
+physical queue, the partition) with this kit's functions, as a producer built on the kit would.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,17 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.types.json import Jsonb
+
+import awa_conformance as ac
 
 _conn: psycopg.Connection | None = None
+
+SQL = (
+    "SELECT job_id FROM {}.insert_job(p_kind => %s::text, p_queue => %s::text, p_args => %s::jsonb, "
+    "p_priority => %s::smallint, p_run_at => %s::timestamptz, p_tags => %s::text[], "
+    "p_unique_key => %s::bytea, p_unique_states => %s::varbit, p_ordering_key => %s::bytea, "
+    "p_concurrency_key => %s::bytea, p_opts => %s::jsonb)"
+)
 
 
 def connection() -> psycopg.Connection:
@@ -21,25 +33,69 @@ def connection() -> psycopg.Connection:
     return _conn
 
 
-def insert(request: dict[str, Any]) -> int:
-    """Pass every request field to insert_job; the database computes the routing."""
-    query = sql.SQL(
-        "SELECT job_id FROM {}.insert_job(p_kind => %s, p_queue => %s, p_args => %s, "
-        "p_priority => %s::smallint, p_unique_key => %s, p_unique_states => %s::varbit, "
-        "p_ordering_key => %s, p_concurrency_key => %s)"
-    ).format(sql.Identifier(request["schema"]))
-    row = connection().execute(
-        query,
-        (
-            request["kind"],
-            request["queue"],
-            Jsonb(request["args"]),
-            request["priority"],
-            request["unique_key"],
-            request["unique_states"],
-            request["ordering_key"],
-            request["concurrency_key"],
-        ),
-    ).fetchone()
+def physical_queue(request: dict[str, Any]) -> str:
+    p = request["partition"]
+    if p is None:
+        return request["queue"]
+    return ac.physical_queue_name(request["queue"], ac.partition_for_ordering_key(p["key"], p["partitions"]))
+
+
+def args_value(request: dict[str, Any]) -> Any:
+    return ac.JSON_NULL if request["args"] is None else request["args"]
+
+
+def unique_key(request: dict[str, Any], queue: str) -> bytes | None:
+    u = request["unique"]
+    if u is None:
+        return None
+    return ac.unique_key(
+        request["kind"],
+        queue=queue if u["by_queue"] else None,
+        args=args_value(request) if u["by_args"] else None,
+        period_bucket=u["period_bucket"],
+    )
+
+
+def params(request: dict[str, Any]) -> tuple[Any, ...]:
+    queue = physical_queue(request)
+    import json
+
+    return (
+        request["kind"],
+        queue,
+        ac.canonical_json(args_value(request)).decode("utf-8"),
+        request["priority"],
+        request["run_at"],
+        request["tags"],
+        unique_key(request, queue),
+        request["unique_states"],
+        request["ordering_key"],
+        request["concurrency_key"],
+        json.dumps(request["opts"]),
+    )
+
+
+def call(request: dict[str, Any], values: tuple[Any, ...]) -> int:
+    row = connection().execute(sql.SQL(SQL).format(sql.Identifier(request["schema"])), values).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def insert(request: dict[str, Any]) -> int:
+    """Enqueue one request; database refusals propagate as psycopg errors (with .sqlstate)."""
+    return call(request, params(request))
+
+
+async def insert_async(request: dict[str, Any]) -> int:
+    """The same producer written with psycopg's AsyncConnection: a coroutine function."""
+    global _aconn
+    if _aconn is None or _aconn.closed:
+        dsn = os.environ.get("AWA_PRODUCER_DSN") or os.environ["DATABASE_URL"]
+        _aconn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+    cur = await _aconn.execute(sql.SQL(SQL).format(sql.Identifier(request["schema"])), params(request))
+    row = await cur.fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+_aconn: psycopg.AsyncConnection | None = None

@@ -1,11 +1,10 @@
-"""Deliberately non-conforming producers: each must make some producer checks fail."""
+"""Deliberately non-conforming producers: each must make some producer cases fail."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from psycopg import sql
-
+import awa_conformance as ac
 import psycopg_producer
 
 
@@ -18,29 +17,32 @@ def insert_hex_keys(request: dict[str, Any]) -> int:
     return psycopg_producer.insert(wrong)
 
 
-def insert_wrong_shard(request: dict[str, Any]) -> int:
-    """Writes the job row directly, with a shard one off from the correct one (when width > 1)."""
-    conn = psycopg_producer.connection()
-    schema = sql.Identifier(request["schema"])
-    with conn.transaction():
-        job_id = psycopg_producer.insert(request)
-        conn.execute(
-            sql.SQL(
-                "UPDATE {}.contract_jobs SET enqueue_shard = (enqueue_shard + 1) %% %s WHERE id = %s"
-            ).format(schema),
-            (request["width"], job_id),
+def insert_without_ordering_key(request: dict[str, Any]) -> int:
+    """Never sends the ordering key."""
+    return psycopg_producer.insert(dict(request, ordering_key=None))
+
+
+def insert_logical_queue_key(request: dict[str, Any]) -> int:
+    """Hashes the logical queue for by_queue, not the physical one, and ignores period buckets."""
+    values = list(psycopg_producer.params(request))
+    u = request["unique"]
+    if u is not None:
+        values[6] = ac.unique_key(
+            request["kind"],
+            queue=request["queue"] if u["by_queue"] else None,
+            args=psycopg_producer.args_value(request) if u["by_args"] else None,
         )
-    return job_id
+    return psycopg_producer.call(request, tuple(values))
 
 
-def insert_recomputed_unique_key(request: dict[str, Any]) -> int:
-    """Recomputes unique_key with kind and queue swapped: wrong bytes for every unique_key case."""
-    import awa_conformance as ac
+def insert_bit8(request: dict[str, Any]) -> int:
+    """Binds unique_states through ::bit(8), which pads '1111' to '11110000' silently."""
+    values = list(psycopg_producer.params(request))
+    sql_text = psycopg_producer.SQL.replace("%s::varbit", "%s::bit(8)")
+    from psycopg import sql
 
-    wrong = dict(request)
-    inputs = request["unique_key_inputs"]
-    if inputs is not None:
-        wrong["unique_key"] = ac.unique_key(
-            inputs["queue"] or "", queue=inputs["kind"], args=inputs["args"], period_bucket=inputs["period_bucket"]
-        )
-    return psycopg_producer.insert(wrong)
+    row = psycopg_producer.connection().execute(
+        sql.SQL(sql_text).format(sql.Identifier(request["schema"])), tuple(values)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])

@@ -710,7 +710,7 @@ fn run_trials(
     clippy::too_many_arguments,
     reason = "one call site; a struct would only rename them"
 )]
-fn build_report(
+pub fn build_report(
     ctx: &RunContext,
     set: &VectorSet,
     vectors_source: String,
@@ -817,7 +817,7 @@ fn list(lt: &libtest_mimic::Arguments, trials: &[Trial]) -> Result<(), Error> {
 /// The run's exit code: harness errors (6) outrank nonconformance (1). libtest's own
 /// failure flag is consulted too, so a failing trial that somehow recorded nothing still
 /// fails the run (libtest-mimic's 101 becomes our 1).
-fn exit_code_for(
+pub fn exit_code_for(
     cases: &[crate::outcome::CaseResult],
     run_errors: &[String],
     libtest_failed: bool,

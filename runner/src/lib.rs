@@ -20,6 +20,7 @@ pub mod progress;
 pub mod report;
 pub mod schema_install;
 pub mod suites;
+pub mod vector_set;
 
 use std::io::Write;
 

@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
-use awa_conformance_vectors::{check_errata, check_ids, check_manifest, check_schema, VectorSet};
+use awa_conformance_vectors::VectorSet;
 use libtest_mimic::{ColorSetting, FormatSetting, Trial};
 
 use crate::cli::RunArgs;
@@ -40,31 +40,10 @@ use crate::outcome::{
 };
 use crate::pg::{Dsn, Pg};
 use crate::progress::Progress;
+use crate::vector_set::load_vectors;
 use crate::report::{
     redact::redact_secrets, Provenance, Report, Summary, Targets, Verdict, NOT_AVAILABLE,
 };
-
-/// Load the vector set (every embedded release, or `--vectors-dir`: a release directory with
-/// the releases it extends, or the vectors root) and verify its integrity: JSON Schema, then
-/// content IDs (so an edited vector is named), then the manifest hashes and pins, then errata.
-pub fn load_vectors(dir: Option<&Path>) -> Result<(VectorSet, String), Error> {
-    let invalid = |detail: String| Error::VectorsInvalid { detail };
-    let (set, source) = match dir {
-        Some(dir) => (
-            VectorSet::load_dir(dir).map_err(|e| invalid(e.to_string()))?,
-            dir.display().to_string(),
-        ),
-        None => (
-            awa_conformance_vectors::embedded().map_err(|e| invalid(e.to_string()))?,
-            "embedded".to_owned(),
-        ),
-    };
-    check_schema(&set).map_err(|e| invalid(e.to_string()))?;
-    check_ids(&set).map_err(|e| invalid(e.to_string()))?;
-    check_manifest(&set).map_err(|e| invalid(e.to_string()))?;
-    check_errata(&set).map_err(|e| invalid(e.to_string()))?;
-    Ok((set, source))
-}
 
 /// A database the DB suites can use, or why there is none.
 struct Database {

@@ -1,5 +1,5 @@
 //! The `vectors`, `schema`, `completions` and `man` subcommands (the `run` action lives in
-//! [`crate::suites`]).
+//! [`crate::run`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

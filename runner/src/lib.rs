@@ -18,6 +18,7 @@ pub mod outcome;
 pub mod pg;
 pub mod progress;
 pub mod report;
+pub mod run;
 pub mod schema_install;
 pub mod suites;
 pub mod vector_set;
@@ -53,7 +54,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
 /// Run a parsed command line; `argv` is recorded (redacted) in reports.
 pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
     match cli.into_action() {
-        Action::Run(args) => suites::run(&args, argv),
+        Action::Run(args) => run::run(&args, argv),
         Action::Vectors(cmd) => commands::vectors(&cmd),
         Action::Schema(cmd) => commands::schema(&cmd),
         Action::Version => commands::version(),

@@ -4,6 +4,7 @@
 //! is specified by `runner/report.schema.json`; every report carries the run's provenance
 //! (kit version, vector root hash, server and contract versions, start time, redacted argv).
 
+pub mod baseline;
 pub mod json;
 pub mod junit;
 pub mod markdown;

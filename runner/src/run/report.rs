@@ -13,7 +13,7 @@ use crate::outcome::{
     PROVENANCE_SERVER_VERSION,
 };
 use crate::report::{
-    redact::redact_secrets, Provenance, Report, Summary, Targets, Verdict, NOT_AVAILABLE,
+    baseline, redact::redact_secrets, Provenance, Report, Summary, Targets, Verdict, NOT_AVAILABLE,
 };
 
 use super::execute::Ran;
@@ -77,8 +77,7 @@ pub(super) fn finish(
     );
     if let Some(path) = &args.write_baseline {
         if error.is_none() {
-            ctx.expected_failures()
-                .write_baseline(path, &report.cases)?;
+            baseline::write_baseline(ctx.expected_failures(), path, &report.cases)?;
         }
     }
     let written = report.write_all(&Targets {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{query_fail, rolled_back, Case};
+use super::case::{query_fail, rolled_back, Case};
 use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY, CONTRACT_VERSION};
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::{Pg, PgError};

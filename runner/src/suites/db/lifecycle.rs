@@ -19,10 +19,9 @@ use awa_conformance_core::{concurrency_digest, concurrency_shard, ordering_shard
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{
-    insert, prepare, query_fail, read, rejection, rolled_back, set_widths, setup_fail, unique_name,
-    width_queue, Case, Inserted, Req,
-};
+use super::case::{query_fail, rolled_back, setup_fail, Case};
+use super::expect::rejection;
+use super::request::{insert, prepare, read, set_widths, unique_name, width_queue, Inserted, Req};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 

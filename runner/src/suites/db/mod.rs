@@ -21,17 +21,19 @@
 //! preflight) it sweeps the rows and login roles of run ids whose lock is held in no database
 //! of the cluster, i.e. of runs that were killed before they could clean up ([`sweep`]).
 
+mod case;
 mod catalog;
 pub mod environment;
+mod expect;
 mod function;
 pub mod levels;
 mod lifecycle;
 mod privilege;
 mod race;
 mod rejection;
+mod request;
 mod revision;
 mod rotor;
-mod support;
 pub mod sweep;
 mod uniqueness;
 mod width;
@@ -47,7 +49,7 @@ use crate::outcome::{
 use crate::pg::{Pg, PgError};
 use crate::schema_install::quote_ident;
 
-pub use support::run_id;
+pub use sweep::run_id;
 
 /// The `suite` string every DB trial records.
 pub const SUITE: &str = "sql";
@@ -76,10 +78,10 @@ pub struct DbSetup {
     /// `SHOW server_version`.
     pub server_version: String,
     /// The least-privilege login role's door, set up by the first case that needs it.
-    pub(crate) producer: std::sync::Mutex<Option<privilege::Producer>>,
+    producer: std::sync::Mutex<Option<privilege::Producer>>,
     /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
     /// concurrent runs leaves this run's rows and role alone.
-    pub(crate) liveness: Option<tokio_postgres::Client>,
+    liveness: Option<tokio_postgres::Client>,
 }
 
 impl DbSetup {
@@ -105,7 +107,7 @@ impl DbSetup {
         if let Ok(mut slot) = self.producer.lock() {
             drop(slot.take());
         }
-        self.pg.block_on(support::sweep(
+        self.pg.block_on(sweep::sweep(
             self,
             &self.prefix(),
             &[],
@@ -163,7 +165,7 @@ pub fn preflight(
             other => PreflightError::Environment(other.to_string()),
         })?;
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
-    let (live, swept) = pg.block_on(mark_alive_and_sweep(&setup))??;
+    let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
     setup.liveness = Some(live);
     if let Err(e) = swept {
         // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
@@ -182,20 +184,6 @@ pub fn preflight(
     Ok(Arc::new(setup))
 }
 
-/// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
-/// runs left behind (see [`sweep::sweep_leftovers`]).
-async fn mark_alive_and_sweep(
-    setup: &DbSetup,
-) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
-    let live = setup.pg.connect().await?;
-    let (k1, k2) = sweep::liveness_key(&setup.run_id);
-    live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
-        .await
-        .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
-    let swept = sweep::sweep_leftovers(&live, setup).await;
-    Ok((live, swept))
-}
-
 /// Every DB trial, for the routing and unique_key vectors of `vectors` plus the fixed
 /// suites. With `db = None` every case is listed as ignored with `no_db_reason`
 /// (shown, never counted as passed).
@@ -206,7 +194,7 @@ pub fn trials(
     no_db_reason: &str,
     vectors: &VectorSet,
 ) -> Vec<Trial> {
-    let cases: Vec<support::Case> = [
+    let cases: Vec<case::Case> = [
         catalog::cases(),
         function::cases(vectors),
         rejection::cases(),
@@ -223,6 +211,6 @@ pub fn trials(
     .collect();
     cases
         .into_iter()
-        .map(|case| support::to_trial(ctx, db, no_db_reason, case))
+        .map(|case| case::to_trial(ctx, db, no_db_reason, case))
         .collect()
 }

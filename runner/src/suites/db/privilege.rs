@@ -21,8 +21,9 @@ use awa_conformance_vectors::VectorSet;
 use serde_json::json;
 use tokio_postgres::Client;
 
+use super::case::{harness, query_fail, setup_fail, Case};
 use super::function::{capability, check_case, fn_cases};
-use super::support::{harness, query_fail, run_id, setup_fail, Case};
+use super::sweep::run_id;
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::Pg;
@@ -283,7 +284,7 @@ fn verdict(r: Result<Result<(), CaseFailure>, Verdict>) -> Result<Verdict, CaseF
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
     let mut out = vec![
         Case::new("privilege", "no_excess_privileges", |db| {
-            super::support::rolled_back(&db, async |c| excess_privileges(c, &db).await)
+            super::case::rolled_back(&db, async |c| excess_privileges(c, &db).await)
         }),
         Case::new("privilege", "producer_role_only", |db| {
             verdict(as_login(&db, async |c| no_table_readable(c, &db).await))

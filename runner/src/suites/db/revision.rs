@@ -23,10 +23,11 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row};
 
+use super::case::{query_fail, rolled_back, setup_fail, Case};
 use super::catalog::hardening_cases;
-use super::support::{
-    insert, prepare, query_fail, read, rejection, rolled_back, set_widths, setup_fail,
-    unique_bytes, unique_name, width_queue, Case, Req,
+use super::expect::rejection;
+use super::request::{
+    insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -66,7 +67,7 @@ async fn try_insert(
     client: &Client,
     db: &DbSetup,
     req: &Req,
-) -> Result<Result<super::support::Inserted, tokio_postgres::Error>, CaseFailure> {
+) -> Result<Result<super::request::Inserted, tokio_postgres::Error>, CaseFailure> {
     let (st, _) = prepare(client, db).await?;
     client
         .batch_execute("SAVEPOINT v")

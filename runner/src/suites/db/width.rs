@@ -18,10 +18,9 @@ use serde_json::json;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::support::{
-    hex, insert_and_read_all, query_fail, rejection, rolled_back, unique_name, Case, Expect,
-    Member, Rejection, Req,
-};
+use super::case::{query_fail, rolled_back, Case};
+use super::expect::{rejection, Expect, Member, Rejection};
+use super::request::{hex, insert_and_read_all, unique_name, Req};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::pg::{Dsn, Pg, PgError};
+use crate::pg::{quote_ident, Dsn, Pg, PgError};
 
 /// The comment `schema install` puts on every schema, role, function, table and type it
 /// creates; `schema uninstall` removes only objects that carry it.
@@ -99,12 +99,6 @@ pub fn valid_name(name: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && name.len() <= 63
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `name` as a double-quoted identifier (valid names only contain no `"`).
-#[must_use]
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 fn check(what: &'static str, name: &str) -> Result<(), InstallError> {

@@ -46,8 +46,7 @@ use libtest_mimic::Trial;
 use crate::outcome::{
     RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_LEVEL, PROVENANCE_SERVER_VERSION,
 };
-use crate::pg::{Pg, PgError};
-use crate::schema_install::quote_ident;
+use crate::pg::{Pg, PgError, SchemaName};
 
 pub use sweep::run_id;
 
@@ -65,8 +64,8 @@ pub const CONTRACT_REVISION_CAPABILITY: &str = "contract_1_1";
 pub struct DbSetup {
     /// The door (runtime, DSN, pool).
     pub pg: Arc<Pg>,
-    /// The contract schema name (unquoted).
-    pub schema: String,
+    /// The contract schema (checked at the command line, quoted once).
+    pub schema: SchemaName,
     /// The producer role name (unquoted), for the least-privilege suite.
     pub producer_role: String,
     /// A random id naming everything this run creates (`awa_conformance_<run_id>…`).
@@ -85,12 +84,6 @@ pub struct DbSetup {
 }
 
 impl DbSetup {
-    /// The quoted schema, for SQL text.
-    #[must_use]
-    pub fn s(&self) -> String {
-        quote_ident(&self.schema)
-    }
-
     /// The prefix of every run-scoped name (queues, roles).
     #[must_use]
     pub fn prefix(&self) -> String {
@@ -154,7 +147,7 @@ impl From<PreflightError> for crate::error::Error {
 pub fn preflight(
     ctx: &Arc<RunContext>,
     pg: Arc<Pg>,
-    schema: &str,
+    schema: &SchemaName,
     producer_role: &str,
     test_threads: Option<usize>,
 ) -> Result<Arc<DbSetup>, PreflightError> {

@@ -26,8 +26,8 @@ use super::function::{capability, check_case, fn_cases};
 use super::sweep::run_id;
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use crate::pg::quote_ident;
 use crate::pg::Pg;
-use crate::schema_install::quote_ident;
 
 /// Functions a producer may EXECUTE besides `insert_job` and `job_routing`: the catalog and
 /// the pure helpers schema/README.md documents as public (only when not SECURITY DEFINER).
@@ -123,7 +123,7 @@ async fn set_up(db: &DbSetup) -> Result<Result<crate::pg::Dsn, String>, CaseFail
     let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
     admin
         .execute(
-            &include_str!("../../../sql/set_widths.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
             &[&queue_base(db), &widths],
         )
         .await
@@ -201,7 +201,7 @@ async fn no_table_readable(client: &Client, db: &DbSetup) -> Result<(), CaseFail
     let tables: Vec<String> = client
         .query(
             include_str!("../../../sql/schema_tables.sql"),
-            &[&db.schema],
+            &[&db.schema.as_str()],
         )
         .await
         .map_err(|e| query_fail(db, "listing the schema's tables", &e))?
@@ -214,7 +214,11 @@ async fn no_table_readable(client: &Client, db: &DbSetup) -> Result<(), CaseFail
             .batch_execute("SAVEPOINT r")
             .await
             .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
-        let sql = format!("SELECT 1 FROM {}.{} LIMIT 0", db.s(), quote_ident(t));
+        let sql = format!(
+            "SELECT 1 FROM {}.{} LIMIT 0",
+            db.schema.quoted(),
+            quote_ident(t)
+        );
         match client.query(&sql, &[]).await {
             Ok(_) => readable.push(t.clone()),
             Err(e) if e.code().map(|c| c.code()) == Some("42501") => {}
@@ -254,7 +258,7 @@ async fn excess_privileges(client: &Client, db: &DbSetup) -> Result<Verdict, Cas
     let rows = client
         .query(
             include_str!("../../../sql/producer_excess_privileges.sql"),
-            &[&db.producer_role, &db.schema, &allowed],
+            &[&db.producer_role, &db.schema.as_str(), &allowed],
         )
         .await
         .map_err(|e| query_fail(db, "reading the producer role's privileges", &e))?;

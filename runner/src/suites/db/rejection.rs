@@ -153,7 +153,8 @@ fn null_arguments(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let row = client
             .query_one(
-                &include_str!("../../../sql/insert_job_nulls.sql").replace("@S@", &db.s()),
+                &include_str!("../../../sql/insert_job_nulls.sql")
+                    .replace("@S@", db.schema.quoted()),
                 &[],
             )
             .await

@@ -50,7 +50,7 @@ pub(super) async fn set_widths(
     let widths: Vec<i16> = widths.iter().map(|w| i16::from(*w)).collect();
     client
         .execute(
-            &include_str!("../../../sql/set_widths.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
             &[&base, &widths],
         )
         .await
@@ -178,12 +178,12 @@ pub(super) struct Stored {
 
 /// The insert statement (README "prepared-statement form", text-cast parameters).
 pub(super) fn insert_sql(db: &DbSetup) -> String {
-    include_str!("../../../sql/insert_job_call.sql").replace("@S@", &db.s())
+    include_str!("../../../sql/insert_job_call.sql").replace("@S@", db.schema.quoted())
 }
 
 /// The read statement.
 pub(super) fn read_sql(db: &DbSetup) -> String {
-    include_str!("../../../sql/job_routing_call.sql").replace("@S@", &db.s())
+    include_str!("../../../sql/job_routing_call.sql").replace("@S@", db.schema.quoted())
 }
 
 /// Prepare the insert and read statements on this connection.

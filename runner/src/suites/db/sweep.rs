@@ -15,8 +15,8 @@ use std::hash::{BuildHasher, Hasher};
 use tokio_postgres::Client;
 
 use super::DbSetup;
+use crate::pg::quote_ident;
 use crate::pg::PgError;
-use crate::schema_install::quote_ident;
 
 /// The advisory lock (two-int form) that marks run `run_id` as alive.
 #[must_use]
@@ -76,7 +76,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         let rows = live
             .query(
                 &include_str!("../../../sql/leftover_queue_runs.sql")
-                    .replace("@S@", &db.s())
+                    .replace("@S@", db.schema.quoted())
                     .replace("@T@", &quote_ident(&t.name)),
                 &[],
             )
@@ -151,7 +151,7 @@ async fn sweep_on(
 ) -> Result<(), PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
     let tables = sweep_tables(client, db).await?;
-    let s = db.s();
+    let s = db.schema.quoted();
     let prefix = scope.to_owned();
     let mut ids: Vec<i64> = extra_job_ids.to_vec();
     for t in tables.iter().filter(|t| t.queue && (t.job_id || t.id)) {
@@ -159,7 +159,7 @@ async fn sweep_on(
         let rows = client
             .query(
                 &include_str!("../../../sql/sweep_job_ids.sql")
-                    .replace("@S@", &s)
+                    .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name))
                     .replace("@ID@", col),
                 &[&prefix],
@@ -174,7 +174,7 @@ async fn sweep_on(
             client
                 .execute(
                     &include_str!("../../../sql/sweep_claims.sql")
-                        .replace("@S@", &s)
+                        .replace("@S@", s)
                         .replace("@T@", &quote_ident(&t.name)),
                     &[&ids],
                 )
@@ -186,7 +186,7 @@ async fn sweep_on(
         client
             .execute(
                 &include_str!("../../../sql/sweep_queue_rows.sql")
-                    .replace("@S@", &s)
+                    .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
             )
@@ -219,7 +219,10 @@ struct SweepTable {
 
 async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
     let rows = client
-        .query(include_str!("../../../sql/sweep_tables.sql"), &[&db.schema])
+        .query(
+            include_str!("../../../sql/sweep_tables.sql"),
+            &[&db.schema.as_str()],
+        )
         .await
         .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
     Ok(rows

@@ -965,17 +965,23 @@ impl Pg {
     }
 }
 
+impl PgError {
+    /// The kind of run error this is: an unusable DSN is a usage error, no connection means
+    /// no database, anything else broke the harness.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::Kind {
+        use crate::error::Kind;
+        match self {
+            PgError::InvalidDsn { .. } => Kind::Usage,
+            PgError::Connect { .. } | PgError::Tls(_) => Kind::Connect,
+            PgError::Runtime(_) | PgError::Timeout(_) | PgError::Db(_) => Kind::Harness,
+        }
+    }
+}
+
 impl From<PgError> for crate::error::Error {
     fn from(e: PgError) -> Self {
-        match e {
-            PgError::InvalidDsn { .. } => Self::Usage(e.to_string()),
-            PgError::Connect { .. } | PgError::Tls(_) => Self::Connect {
-                detail: e.to_string(),
-            },
-            PgError::Runtime(_) | PgError::Timeout(_) | PgError::Db(_) => Self::Harness {
-                detail: e.to_string(),
-            },
-        }
+        Self::caused(e.kind(), e)
     }
 }
 

@@ -730,13 +730,12 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
 
 impl From<InstallError> for crate::error::Error {
     fn from(e: InstallError) -> Self {
+        use crate::error::Kind;
         match e {
-            InstallError::InvalidName { .. } => Self::Usage(e.to_string()),
+            InstallError::InvalidName { .. } => Self::caused(Kind::Usage, e),
             InstallError::Pg(p) => p.into(),
             InstallError::Apply { .. } | InstallError::Differs { .. } | InstallError::Db { .. } => {
-                Self::DatabaseSetup {
-                    detail: e.to_string(),
-                }
+                Self::caused(Kind::DatabaseSetup, e)
             }
         }
     }

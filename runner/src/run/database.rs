@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::cli::RunArgs;
 use crate::embedded::{EmbeddedCluster, EmbeddedError};
-use crate::error::Error;
+use crate::error::{Error, Kind};
 use crate::outcome::{RunContext, PROVENANCE_DATABASE};
 use crate::pg::{Dsn, Pg};
 use crate::suites::db;
@@ -106,11 +106,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
             Err(e @ (EmbeddedError::NoBinaries | EmbeddedError::RootWithoutPostgresUser)) => {
                 return without_database(ctx, args, &e.to_string());
             }
-            Err(e) => {
-                return Err(Error::DatabaseSetup {
-                    detail: e.to_string(),
-                })
-            }
+            Err(e) => return Err(Error::caused(Kind::DatabaseSetup, e)),
         },
     };
     // Ctrl-C is handled by the run (crate::interrupt): it cleans up, then drops the cluster.

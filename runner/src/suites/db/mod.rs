@@ -120,16 +120,17 @@ pub enum PreflightError {
     Schema(String),
     /// The database cannot host a run: read-only, missing privileges, too few connections
     /// (exit 4); the message names the fix.
-    #[error("{0}")]
-    Environment(String),
+    #[error(transparent)]
+    Environment(environment::EnvironmentError),
 }
 
 impl From<PreflightError> for crate::error::Error {
     fn from(e: PreflightError) -> Self {
+        use crate::error::Kind;
         match e {
             PreflightError::Unreachable(p) => p.into(),
-            PreflightError::Schema(detail) => Self::Schema { detail },
-            PreflightError::Environment(detail) => Self::DatabaseSetup { detail },
+            PreflightError::Schema(_) => Self::caused(Kind::Schema, e),
+            PreflightError::Environment(_) => Self::caused(Kind::DatabaseSetup, e),
         }
     }
 }
@@ -155,7 +156,7 @@ pub fn preflight(
     pg.block_on(environment::check(&pg, schema, producer_role, threads))?
         .map_err(|e| match e {
             environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
-            other => PreflightError::Environment(other.to_string()),
+            other => PreflightError::Environment(other),
         })?;
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
     let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;

@@ -1,5 +1,5 @@
-//! Step 4 of a run: decide the exit code from the results, write the reports and the
-//! baseline, and say how the run ended.
+//! Step 4 of a run: decide the verdict from the results and the exit code from the verdict,
+//! write the reports and the baseline, and say how the run ended.
 
 use awa_conformance_vectors::VectorSet;
 use libtest_mimic::FormatSetting;
@@ -42,23 +42,24 @@ pub(super) fn finish(
         // Usage and vector problems stop the run before anything ran: no report.
         Err(e) => return Err(e),
     };
-    let mut exit_code = exit_code_for(&cases, &run_errors, ran.libtest_failed);
+    let mut conclusion = judge(&cases, &run_errors, ran.libtest_failed);
     if let Some(e) = &error {
-        exit_code = e.exit_code();
-    } else if exit_code == exit::SUCCESS {
-        if let Some((code, message)) = nothing_checked(&cases, lt) {
-            exit_code = code;
+        conclusion = Conclusion::Failed(e.exit_code());
+    } else if conclusion == Conclusion::Conformant {
+        if let Some((needs_database, message)) = nothing_checked(&cases, lt) {
+            conclusion = Conclusion::NothingChecked { needs_database };
             report_error(&message);
             run_errors.push(message);
         }
     }
     if let Some(reason) = stopped {
-        exit_code = reason.exit_code();
+        conclusion = Conclusion::Interrupted(reason);
         warn(&format!(
             "{}: cases in flight finished, the rest did not run; the database was cleaned up",
             reason.describe()
         ));
     }
+    let exit_code = conclusion.exit_code();
     let report = build_report(
         ctx,
         &plan.set,
@@ -70,8 +71,7 @@ pub(super) fn finish(
             ran.filtered_out,
             plan.started.elapsed().as_secs_f64() * 1000.0,
         ),
-        exit_code,
-        stopped.is_some(),
+        &conclusion,
         run_errors,
         cases,
     );
@@ -114,12 +114,12 @@ pub(super) fn finish(
     }
 }
 
-/// A run that executed no case checked nothing and is never a pass: the exit code and the
-/// message, or `None` when some case ran.
+/// A run that executed no case checked nothing and is never a pass: whether a database would
+/// have helped, and the message; `None` when some case ran.
 fn nothing_checked(
     cases: &[crate::outcome::CaseResult],
     lt: &libtest_mimic::Arguments,
-) -> Option<(u8, String)> {
+) -> Option<(bool, String)> {
     let executed = cases
         .iter()
         .any(|c| !matches!(c.status, Status::NotApplicable | Status::Ignored));
@@ -128,7 +128,7 @@ fn nothing_checked(
     }
     if let Some(no_db) = cases.iter().find(|c| c.status == Status::Ignored) {
         return Some((
-            exit::DATABASE_UNAVAILABLE,
+            true,
             format!(
                 "nothing was checked: every selected case needs a database: {}",
                 no_db.message.as_deref().unwrap_or("no database")
@@ -144,7 +144,7 @@ fn nothing_checked(
         .as_deref()
         .map_or_else(String::new, |f| format!(" by filter {f:?}"));
     Some((
-        exit::USAGE,
+        false,
         format!(
             "nothing was checked: every one of the {} cases selected{filter} is not applicable \
              (e.g. {why}); `awa-conformance --list` prints every case name",
@@ -165,8 +165,7 @@ fn build_report(
     started_at: String,
     argv: &[String],
     summary: Summary,
-    exit_code: u8,
-    interrupted: bool,
+    conclusion: &Conclusion,
     run_errors: Vec<String>,
     cases: Vec<crate::outcome::CaseResult>,
 ) -> Report {
@@ -192,12 +191,8 @@ fn build_report(
     Report {
         format: crate::report::REPORT_FORMAT,
         format_version: crate::report::REPORT_FORMAT_VERSION,
-        verdict: if interrupted {
-            Verdict::Interrupted
-        } else {
-            Verdict::from_exit_code(exit_code)
-        },
-        exit_code,
+        verdict: conclusion.verdict(),
+        exit_code: conclusion.exit_code(),
         provenance,
         summary,
         run_errors,
@@ -205,20 +200,74 @@ fn build_report(
     }
 }
 
-/// The run's exit code: harness errors (6) outrank nonconformance (1). libtest's own
-/// failure flag is consulted too, so a failing trial that somehow recorded nothing still
-/// fails the run (libtest-mimic's 101 becomes our 1).
-fn exit_code_for(
+/// How a run ended: its verdict, with the detail the exit code needs. Decided from the
+/// results ([`judge`]), then overridden, in this order of priority, by an error that ended
+/// the run, by a run that checked nothing, and by a stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conclusion {
+    /// Every selected case passed (listed expected failures may still fail).
+    Conformant,
+    /// A case failed, or a listed expected failure passed.
+    Nonconformant,
+    /// A case errored or the harness recorded a run error: the results are incomplete.
+    HarnessError,
+    /// No case was executed: every one was not applicable, or needed a database.
+    NothingChecked {
+        /// Every executed-to-be case needed a database, and there was none.
+        needs_database: bool,
+    },
+    /// An error ended the run before a verdict; its exit code ([`Error::exit_code`]).
+    Failed(u8),
+    /// The run was stopped early (signal, closed stdout).
+    Interrupted(StopReason),
+}
+
+impl Conclusion {
+    /// The exit code of a run that ended so: the one place a run's exit code is decided
+    /// (the codes and their meanings are [`crate::exit`]).
+    fn exit_code(self) -> u8 {
+        match self {
+            Conclusion::Conformant => exit::SUCCESS,
+            Conclusion::Nonconformant => exit::NONCONFORMANT,
+            Conclusion::HarnessError => exit::HARNESS,
+            Conclusion::NothingChecked {
+                needs_database: true,
+            } => exit::DATABASE_UNAVAILABLE,
+            Conclusion::NothingChecked {
+                needs_database: false,
+            } => exit::USAGE,
+            Conclusion::Failed(code) => code,
+            Conclusion::Interrupted(reason) => reason.exit_code(),
+        }
+    }
+
+    /// The verdict the reports show.
+    fn verdict(self) -> Verdict {
+        match self {
+            Conclusion::Conformant => Verdict::Conformant,
+            Conclusion::Nonconformant => Verdict::Nonconformant,
+            Conclusion::HarnessError
+            | Conclusion::NothingChecked { .. }
+            | Conclusion::Failed(_) => Verdict::Error,
+            Conclusion::Interrupted(_) => Verdict::Interrupted,
+        }
+    }
+}
+
+/// The verdict of the recorded results alone: harness errors outrank nonconformance, which
+/// outranks a pass. libtest's own failure flag is consulted too, so a failing trial that
+/// somehow recorded nothing still fails the run (libtest-mimic's 101 becomes our 1).
+fn judge(
     cases: &[crate::outcome::CaseResult],
     run_errors: &[String],
     libtest_failed: bool,
-) -> u8 {
+) -> Conclusion {
     if !run_errors.is_empty() || cases.iter().any(|c| c.status == Status::Errored) {
-        exit::HARNESS
+        Conclusion::HarnessError
     } else if libtest_failed || cases.iter().any(|c| c.status.is_nonconformant()) {
-        exit::NONCONFORMANT
+        Conclusion::Nonconformant
     } else {
-        exit::SUCCESS
+        Conclusion::Conformant
     }
 }
 
@@ -246,19 +295,58 @@ mod tests {
             case(Status::ExpectedFailure),
             case(Status::Ignored),
         ];
-        assert_eq!(exit_code_for(&ok, &[], false), exit::SUCCESS);
+        assert_eq!(judge(&ok, &[], false).exit_code(), exit::SUCCESS);
         // libtest-mimic's failure (its exit code would be 101) becomes our 1.
-        assert_eq!(exit_code_for(&ok, &[], true), exit::NONCONFORMANT);
+        assert_eq!(judge(&ok, &[], true).exit_code(), exit::NONCONFORMANT);
         assert_eq!(
-            exit_code_for(&[case(Status::Failed)], &[], true),
+            judge(&[case(Status::Failed)], &[], true).exit_code(),
             exit::NONCONFORMANT
         );
         assert_eq!(
-            exit_code_for(&[case(Status::UnexpectedPass)], &[], true),
+            judge(&[case(Status::UnexpectedPass)], &[], true).exit_code(),
             exit::NONCONFORMANT
         );
         let mixed = [case(Status::Failed), case(Status::Errored)];
-        assert_eq!(exit_code_for(&mixed, &[], true), exit::HARNESS);
-        assert_eq!(exit_code_for(&ok, &["lost".into()], false), exit::HARNESS);
+        assert_eq!(judge(&mixed, &[], true).exit_code(), exit::HARNESS);
+        assert_eq!(
+            judge(&ok, &["lost".into()], false).exit_code(),
+            exit::HARNESS
+        );
+    }
+
+    #[test]
+    fn the_verdict_comes_from_the_results_and_the_exit_code_from_the_verdict() {
+        assert_eq!(
+            judge(&[case(Status::Passed)], &[], false).verdict(),
+            Verdict::Conformant
+        );
+        assert_eq!(
+            judge(&[case(Status::Failed)], &[], true).verdict(),
+            Verdict::Nonconformant
+        );
+        assert_eq!(
+            judge(&[case(Status::Errored)], &[], true).verdict(),
+            Verdict::Error
+        );
+        let nothing = Conclusion::NothingChecked {
+            needs_database: true,
+        };
+        assert_eq!(
+            (nothing.verdict(), nothing.exit_code()),
+            (Verdict::Error, exit::DATABASE_UNAVAILABLE)
+        );
+        let nothing = Conclusion::NothingChecked {
+            needs_database: false,
+        };
+        assert_eq!(nothing.exit_code(), exit::USAGE);
+        assert_eq!(
+            Conclusion::Failed(exit::SCHEMA_INVALID).verdict(),
+            Verdict::Error
+        );
+        let stopped = Conclusion::Interrupted(StopReason::StdoutClosed);
+        assert_eq!(
+            (stopped.verdict(), stopped.exit_code()),
+            (Verdict::Interrupted, exit::STDOUT_CLOSED)
+        );
     }
 }

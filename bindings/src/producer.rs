@@ -107,7 +107,7 @@ fn check_dsn(
 ) -> Result<Report, Error> {
     let started = std::time::Instant::now();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (set, vectors_source) = suites::load_vectors(None)?;
+    let (set, vectors_source) = awa_conformance_runner::vector_set::load_vectors(None)?;
     let dsn = Dsn::resolve(Some(dsn))?.ok_or_else(|| {
         Error::Usage("check_producer needs a DSN: pass dsn=\"postgresql://...\"".to_owned())
     })?;
@@ -135,21 +135,18 @@ fn check_dsn(
     ctx.set_provenance(producer::SUITE, name);
     let total = u64::try_from(producer::trial_names(&set).len()).unwrap_or(u64::MAX);
     let filtered_out = total.saturating_sub(u64::try_from(cases.len()).unwrap_or(u64::MAX));
-    let exit_code = suites::exit_code_for(&cases, &run_errors, false);
     let summary = Summary::of(
         &cases,
         filtered_out,
         started.elapsed().as_secs_f64() * 1000.0,
     );
-    Ok(suites::build_report(
+    Ok(awa_conformance_runner::run::library_report(
         &ctx,
         &set,
         vectors_source,
         started_at,
         argv,
         summary,
-        exit_code,
-        false,
         run_errors,
         cases,
     ))

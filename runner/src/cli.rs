@@ -8,6 +8,7 @@ use clap::builder::FalseyValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::exit;
+use crate::pg::SchemaName;
 
 /// Conformance kit for Awa's SQL producer contract (`awa.insert_job(..., opts jsonb)`, v1).
 ///
@@ -104,7 +105,7 @@ pub struct RunArgs {
         default_value = "awa",
         help_heading = "Database"
     )]
-    pub schema: String,
+    pub schema: SchemaName,
 
     /// Producer role the least-privilege cases run as (created by `schema install`).
     #[arg(

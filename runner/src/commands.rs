@@ -1,5 +1,5 @@
 //! The `vectors`, `schema`, `completions` and `man` subcommands (the `run` action lives in
-//! [`crate::suites`]).
+//! [`crate::run`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use crate::cli::{ListFormat, SchemaCommand, SchemaTarget, VectorsCommand};
 use crate::error::Error;
 use crate::exit;
 use crate::pg::Dsn;
-use crate::suites::load_vectors;
+use crate::vector_set::load_vectors;
 
 /// Where `vectors regenerate` writes when no `--dir` is given (run from the repository root):
 /// the vectors root, holding one directory per release (`v1/`, `v1.1/`).

@@ -21,8 +21,10 @@ pub mod pg;
 pub mod producer;
 pub mod progress;
 pub mod report;
+pub mod run;
 pub mod schema_install;
 pub mod suites;
+pub mod vector_set;
 
 use std::io::Write;
 
@@ -55,7 +57,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
 /// Run a parsed command line; `argv` is recorded (redacted) in reports.
 pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
     match cli.into_action() {
-        Action::Run(args) => suites::run(&args, argv),
+        Action::Run(args) => run::run(&args, argv),
         Action::Vectors(cmd) => commands::vectors(&cmd),
         Action::Schema(cmd) => commands::schema(&cmd),
         Action::Version => commands::version(),

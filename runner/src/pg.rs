@@ -45,6 +45,80 @@ pub const WORK_TIMEOUT: Duration = Duration::from_secs(60);
 /// The hint of a connection error nothing more specific explains.
 pub const HINT_UNREACHABLE: &str = "check that the server is running and the DSN is right";
 
+/// `name` as a double-quoted SQL identifier (a `"` inside is doubled), for SQL text.
+#[must_use]
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes); a longer one is truncated.
+pub const MAX_IDENTIFIER_BYTES: usize = 63;
+
+/// The schema holding the contract functions: checked once, where the command line is read,
+/// and carried with its quoted form, so SQL text never quotes it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaName {
+    name: String,
+    quoted: String,
+}
+
+impl SchemaName {
+    /// Check `name`: PostgreSQL could name a schema so (not empty, no NUL byte, at most
+    /// [`MAX_IDENTIFIER_BYTES`] bytes, since a longer name would silently mean its truncation).
+    ///
+    /// # Errors
+    /// What is wrong with the name, and the fix.
+    pub fn new(name: &str) -> Result<Self, String> {
+        if name.is_empty() {
+            return Err(
+                "a schema name cannot be empty; pass the schema that holds the contract \
+                        (default awa)"
+                    .to_owned(),
+            );
+        }
+        if name.contains('\0') {
+            return Err("a schema name cannot contain a NUL byte".to_owned());
+        }
+        if name.len() > MAX_IDENTIFIER_BYTES {
+            return Err(format!(
+                "{} bytes is longer than PostgreSQL's {MAX_IDENTIFIER_BYTES}-byte identifier \
+                 limit, so no schema can have this name; pass the schema's real name",
+                name.len()
+            ));
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            quoted: quote_ident(name),
+        })
+    }
+
+    /// The name itself, for bind parameters (`nspname = $1`) and messages.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// The double-quoted identifier, for SQL text.
+    #[must_use]
+    pub fn quoted(&self) -> &str {
+        &self.quoted
+    }
+}
+
+impl fmt::Display for SchemaName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl std::str::FromStr for SchemaName {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::new(name)
+    }
+}
+
 /// Where the DSN came from (reported in provenance and in errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DsnSource {
@@ -927,23 +1001,41 @@ impl Pg {
     }
 }
 
+impl PgError {
+    /// The kind of run error this is: an unusable DSN is a usage error, no connection means
+    /// no database, anything else broke the harness.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::Kind {
+        use crate::error::Kind;
+        match self {
+            PgError::InvalidDsn { .. } => Kind::Usage,
+            PgError::Connect { .. } | PgError::Tls(_) => Kind::Connect,
+            PgError::Runtime(_) | PgError::Timeout(_) | PgError::Db(_) => Kind::Harness,
+        }
+    }
+}
+
 impl From<PgError> for crate::error::Error {
     fn from(e: PgError) -> Self {
-        match e {
-            PgError::InvalidDsn { .. } => Self::Usage(e.to_string()),
-            PgError::Connect { .. } | PgError::Tls(_) => Self::Connect {
-                detail: e.to_string(),
-            },
-            PgError::Runtime(_) | PgError::Timeout(_) | PgError::Db(_) => Self::Harness {
-                detail: e.to_string(),
-            },
-        }
+        Self::caused(e.kind(), e)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_names_are_checked_once_and_carried_quoted() {
+        let s = SchemaName::new("My \"odd\" schema").unwrap();
+        assert_eq!(s.quoted(), "\"My \"\"odd\"\" schema\"");
+        assert_eq!(s.as_str(), "My \"odd\" schema");
+        assert_eq!(s.to_string(), "My \"odd\" schema");
+        assert!(SchemaName::new("").is_err());
+        assert!(SchemaName::new("a\0b").is_err());
+        assert!(SchemaName::new(&"a".repeat(MAX_IDENTIFIER_BYTES)).is_ok());
+        assert!(SchemaName::new(&"a".repeat(MAX_IDENTIFIER_BYTES + 1)).is_err());
+    }
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::pg::{Dsn, Pg, PgError};
+use crate::pg::{quote_ident, Dsn, Pg, PgError};
 
 /// The comment `schema install` puts on every schema, role, function, table and type it
 /// creates; `schema uninstall` removes only objects that carry it.
@@ -100,12 +100,6 @@ pub fn valid_name(name: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && name.len() <= 63
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `name` as a double-quoted identifier (valid names only contain no `"`).
-#[must_use]
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 fn check(what: &'static str, name: &str) -> Result<(), InstallError> {
@@ -738,13 +732,12 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
 
 impl From<InstallError> for crate::error::Error {
     fn from(e: InstallError) -> Self {
+        use crate::error::Kind;
         match e {
-            InstallError::InvalidName { .. } => Self::Usage(e.to_string()),
+            InstallError::InvalidName { .. } => Self::caused(Kind::Usage, e),
             InstallError::Pg(p) => p.into(),
             InstallError::Apply { .. } | InstallError::Differs { .. } | InstallError::Db { .. } => {
-                Self::DatabaseSetup {
-                    detail: e.to_string(),
-                }
+                Self::caused(Kind::DatabaseSetup, e)
             }
         }
     }

@@ -175,6 +175,13 @@ fn usage_errors_exit_usage() {
     let out = run(&["vectors", "list", "--family", "nope"]);
     assert_eq!(code(&out), USAGE);
     assert!(stderr(&out).contains("unique_key"), "{}", stderr(&out));
+    // The schema name is checked where the command line is read, before any connection.
+    let long = "s".repeat(64);
+    for bad in ["", long.as_str()] {
+        let out = run(&["--no-embedded", "--schema", bad, "sql::"]);
+        assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+        assert!(stderr(&out).contains("--schema"), "{}", stderr(&out));
+    }
 }
 
 #[test]

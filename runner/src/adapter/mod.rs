@@ -89,9 +89,7 @@ pub enum AdapterError {
 
 impl From<AdapterError> for crate::error::Error {
     fn from(e: AdapterError) -> Self {
-        Self::Harness {
-            detail: e.to_string(),
-        }
+        Self::caused(crate::error::Kind::Harness, e)
     }
 }
 

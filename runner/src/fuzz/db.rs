@@ -20,7 +20,7 @@ use super::gen::{hex, Generated};
 use super::{Checked, Finding, Stop};
 use crate::error::Error;
 use crate::pg::{Dsn, Pg, PgError};
-use crate::schema_install::quote_ident;
+use crate::pg::quote_ident;
 
 /// The job kind of every fuzz insert (never committed).
 const KIND: &str = "awa_conformance.fuzz";
@@ -81,8 +81,9 @@ impl DbTarget {
             (row.get(0), row.get(1), row.get(2));
         let quoted = quote_ident(schema);
         if !insert_job || !job_routing {
-            return Err(Error::Schema {
-                detail: format!(
+            return Err(Error::caused(
+                crate::error::Kind::Schema,
+                crate::suites::db::PreflightError::Schema(format!(
                     "{quoted} has no {} with the contract v1 signature; point --schema at the \
                      contract schema, or try the kit on a scratch database with `awa-conformance \
                      schema install`",
@@ -91,8 +92,8 @@ impl DbTarget {
                     } else {
                         "insert_job(..., opts jsonb)"
                     }
-                ),
-            });
+                )),
+            ));
         }
         Ok(Self {
             pg,

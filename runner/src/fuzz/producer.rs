@@ -58,7 +58,8 @@ impl ProducerTarget {
     ) -> Result<Self, Error> {
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
-        let db = crate::suites::db::preflight(&ctx, pg, schema, producer_role, None)?;
+        let schema = crate::pg::SchemaName::new(schema).map_err(Error::Usage)?;
+        let db = crate::suites::db::preflight(&ctx, pg, &schema, producer_role, None)?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {
                 detail: e.to_string(),
@@ -75,7 +76,7 @@ impl ProducerTarget {
                     DSN_ENV.to_owned(),
                     producer_dsn.unwrap_or_else(|| db.pg.dsn().conninfo()),
                 ),
-                (SCHEMA_ENV.to_owned(), db.schema.clone()),
+                (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
             ],
             process::ProcessLimits {
                 timeout,
@@ -102,7 +103,7 @@ impl ProducerTarget {
             hello.implementation.version,
             self.cmd,
             self.db.pg.dsn().redacted(),
-            self.db.s()
+            self.db.schema.quoted()
         )
     }
 

@@ -542,7 +542,7 @@ impl Session {
         case: &Case,
         plan: &Plan,
     ) -> Result<Verdict, CaseFailure> {
-        let s = self.db.s();
+        let s = self.db.schema.quoted();
         {
             let client = self.client(inner)?;
             let prepared = self.db.pg.block_on(async {
@@ -580,7 +580,7 @@ impl Session {
         call: &RefCall,
         kind: &str,
     ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
-        let s = self.db.s();
+        let s = self.db.schema.quoted();
         let client = self.client(inner)?;
         let sql = include_str!("../../sql/insert_job_call.sql").replace("@S@", &s);
         self.db
@@ -648,7 +648,7 @@ impl Session {
     }
 
     fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
-        let s = self.db.s();
+        let s = self.db.schema.quoted();
         let client = self.client(inner)?;
         let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", &s);
         let row = self
@@ -678,7 +678,7 @@ impl Session {
         let request = EnqueueRequest {
             seq: inner.seq,
             case: case.name.clone(),
-            schema: self.db.schema.clone(),
+            schema: self.db.schema.as_str().to_owned(),
             job: job.clone(),
         };
         match inner.producer.enqueue(&request, self.timeout) {

@@ -180,10 +180,11 @@ pub fn connect(
     let dsn = crate::pg::Dsn::parse(dsn, crate::pg::DsnSource::Flag, &env)?;
     let pg = crate::pg::Pg::new(dsn)?;
     let ctx = RunContext::new(ExpectedFailures::default());
+    let schema = crate::pg::SchemaName::new(schema).map_err(crate::error::Error::Usage)?;
     Ok(crate::suites::db::preflight(
         &ctx,
         pg,
-        schema,
+        &schema,
         producer_role,
         Some(1),
     )?)
@@ -323,7 +324,7 @@ pub fn run_trials(
         cmd,
         vec![
             (DSN_ENV.to_owned(), producer_dsn(args, db)),
-            (SCHEMA_ENV.to_owned(), db.schema.clone()),
+            (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
         ],
         process::ProcessLimits {
             timeout: args.adapter_timeout(),
@@ -335,7 +336,7 @@ pub fn run_trials(
         let mut producer = producer;
         let steps = validate::validate(
             &mut producer,
-            &db.schema,
+            db.schema.as_str(),
             &format!("{}_", db.prefix()),
             args.adapter_timeout(),
         );

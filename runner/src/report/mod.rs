@@ -4,6 +4,7 @@
 //! is specified by `runner/report.schema.json`; every report carries the run's provenance
 //! (kit version, vector root hash, server and contract versions, start time, redacted argv).
 
+pub mod baseline;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -118,15 +119,17 @@ impl Summary {
     }
 }
 
-/// The verdict of a run, derived from its exit code.
+/// The verdict of a run, as the reports show it (the run decides it from its results, and its
+/// exit code from it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Exit 0.
+    /// Every selected case passed (exit 0).
     Conformant,
-    /// Exit 1.
+    /// A case failed or a listed expected failure passed (exit 1).
     Nonconformant,
-    /// Any other exit code: the run could not reach a verdict.
+    /// The run could not reach a verdict: an error, a harness problem, or nothing checked
+    /// (exits 2 to 6).
     Error,
     /// The run was stopped early (SIGINT, SIGTERM, closed stdout: exit 130, 143, 141); the
     /// cases it recorded are real, the rest did not run.
@@ -134,18 +137,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The verdict that goes with `exit_code`.
-    pub fn from_exit_code(exit_code: u8) -> Self {
-        match exit_code {
-            crate::exit::SUCCESS => Verdict::Conformant,
-            crate::exit::NONCONFORMANT => Verdict::Nonconformant,
-            crate::exit::INTERRUPTED | crate::exit::STDOUT_CLOSED | crate::exit::TERMINATED => {
-                Verdict::Interrupted
-            }
-            _ => Verdict::Error,
-        }
-    }
-
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -14,10 +14,9 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
 use super::privilege::{producer, Producer};
-use super::support::{
-    harness, hex, insert, prepare, query_fail, read, rejection, rolled_back, set_widths,
-    setup_fail, unique_bytes, unique_name, width_queue, Case, Member, Rejection, Req, FUTURE,
-};
+use super::case::{harness, query_fail, rolled_back, setup_fail, Case};
+use super::request::{hex, insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE};
+use super::expect::{rejection, Member, Rejection};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -139,7 +138,7 @@ async fn stage(
     rows: &[Row],
 ) -> Result<(), tokio_postgres::Error> {
     let sink = client
-        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", &db.s()))
+        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", &db.schema.quoted()))
         .await?;
     let mut sink = Box::pin(sink);
     sink.send(std::io::Cursor::new(csv(batch, rows).into_bytes()))
@@ -189,7 +188,7 @@ async fn publish(
 ) -> Result<Vec<i64>, tokio_postgres::Error> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", &db.schema.quoted()),
             &[&batch],
         )
         .await?;
@@ -205,7 +204,7 @@ async fn leftovers(
 ) -> Result<(i64, i64), CaseFailure> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", &db.schema.quoted()),
             &[&batch, &queues],
         )
         .await
@@ -521,7 +520,7 @@ fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                 // A wrong implementation committed them: remove them again.
                 client
                     .execute(
-                        &include_str!("../../../sql/bulk_remove_batch.sql").replace("@S@", &db.s()),
+                        &include_str!("../../../sql/bulk_remove_batch.sql").replace("@S@", &db.schema.quoted()),
                         &[&batch],
                     )
                     .await

@@ -17,11 +17,10 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{query_fail, rolled_back, Case};
+use super::case::{query_fail, rolled_back, Case};
 use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY, CONTRACT_VERSION};
 use crate::outcome::{CaseFailure, Verdict};
-use crate::pg::{Pg, PgError};
-use crate::schema_install::quote_ident;
+use crate::pg::{quote_ident, Pg, PgError, SchemaName};
 
 /// D7 argument names of `insert_job`, in order.
 pub(super) const INSERT_JOB_ARG_NAMES: [&str; 13] = [
@@ -92,7 +91,7 @@ fn pair_list(names: &[String], types: &[String]) -> String {
         .join(", ")
 }
 
-fn fix(schema: &str) -> String {
+fn fix(schema: &SchemaName) -> String {
     format!(
         "install the reference schema with `awa-conformance schema install --schema {schema}`, \
          or pass --schema naming the schema that holds the contract"
@@ -158,7 +157,7 @@ fn render_columns(cols: &[(String, String)]) -> String {
 /// Connect and check everything the cases depend on (see module docs).
 pub(super) async fn preflight(
     pg: &Arc<Pg>,
-    schema: &str,
+    schema: &SchemaName,
     producer_role: &str,
 ) -> Result<DbSetup, PreflightError> {
     let client = pg.connect().await?;
@@ -176,7 +175,7 @@ pub(super) async fn preflight(
     let ns: Option<u32> = client
         .query_opt(
             "SELECT oid FROM pg_namespace WHERE nspname = $1",
-            &[&schema],
+            &[&schema.as_str()],
         )
         .await
         .map_err(q)?
@@ -184,17 +183,17 @@ pub(super) async fn preflight(
     let Some(ns) = ns else {
         return Err(PreflightError::Schema(format!(
             "schema {} does not exist in {}; {}",
-            quote_ident(schema),
+            schema.quoted(),
             pg.dsn().redacted(),
             fix(schema)
         )));
     };
-    let s = quote_ident(schema);
+    let s = schema.quoted();
     let found = procs(&client, ns, "insert_job").await.map_err(q)?;
     let ij = match found.as_slice() {
         [] => {
             // Released Awa (insert_job_compat, no insert_job): the compat profile runs.
-            if let Some(released) = super::compat::detect(&client, schema).await.map_err(q)? {
+            if let Some(released) = super::compat::detect(&client, schema.as_str()).await.map_err(q)? {
                 return Ok(DbSetup {
                     pg: Arc::clone(pg),
                     schema: schema.to_owned(),
@@ -302,7 +301,7 @@ pub(super) async fn preflight(
     }
     Ok(DbSetup {
         pg: Arc::clone(pg),
-        schema: schema.to_owned(),
+        schema: schema.clone(),
         producer_role: producer_role.to_owned(),
         run_id: super::run_id(),
         capabilities,
@@ -323,7 +322,7 @@ fn catalog<T>(
 }
 
 fn regprocedure(db: &DbSetup, name: &str) -> String {
-    format!("{}.{name}", db.s())
+    format!("{}.{name}", db.schema.quoted())
 }
 
 /// `(prosecdef, proconfig, public_can_execute)` of the single function `name`.
@@ -335,7 +334,7 @@ async fn hardening(
     let row = client
         .query_one(
             include_str!("../../../sql/hardening.sql"),
-            &[&db.schema, &name],
+            &[&db.schema.as_str(), &name],
         )
         .await
         .map_err(|e| {
@@ -370,7 +369,7 @@ async fn owner_bounded(
     let row = client
         .query_one(
             include_str!("../../../sql/function_owner.sql"),
-            &[&db.schema, &function, &db.producer_role],
+            &[&db.schema.as_str(), &function, &db.producer_role],
         )
         .await
         .map_err(|e| {
@@ -450,7 +449,7 @@ pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
             // (public, $user) may stand between the trusted schemas.
             let want = vec![
                 "pg_catalog".to_owned(),
-                db.schema.clone(),
+                db.schema.as_str().to_owned(),
                 "pg_temp".to_owned(),
             ];
             if search_path(&config).as_ref() == Some(&want) {
@@ -461,7 +460,7 @@ pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
                         "{} must SET search_path = pg_catalog, {}, pg_temp exactly (ADR-043), \
                          so callers cannot shadow objects",
                         regprocedure(&db, function),
-                        db.s()
+                        db.schema.quoted()
                     ),
                     json!({"search_path": want}),
                     json!({"proconfig": config}),
@@ -513,7 +512,7 @@ pub(super) fn cases() -> Vec<Case> {
             format!(
                 "{}.contract_capabilities() lacks the mandatory {}: every database must have \
                  and advertise the core (docs/contract.md §12); the core's cases ran anyway",
-                db.s(),
+                db.schema.quoted(),
                 missing.join(", ")
             ),
             json!(super::levels::CORE),
@@ -539,7 +538,7 @@ pub(super) fn cases() -> Vec<Case> {
         Case::new("catalog", "job_routing_signature", |db| {
             catalog(&db, async |c| {
                 let ns: u32 = c
-                    .query_one("SELECT oid FROM pg_namespace WHERE nspname = $1", &[&db.schema])
+                    .query_one("SELECT oid FROM pg_namespace WHERE nspname = $1", &[&db.schema.as_str()])
                     .await
                     .map_err(|e| query_fail(&db, "pg_namespace", &e))?
                     .get(0);
@@ -549,7 +548,7 @@ pub(super) fn cases() -> Vec<Case> {
                 let [p] = found.as_slice() else {
                     return Err(CaseFailure::new(format!(
                         "expected exactly one {}.job_routing, found {}",
-                        db.s(),
+                        db.schema.quoted(),
                         found.len()
                     )));
                 };
@@ -582,7 +581,7 @@ pub(super) fn cases() -> Vec<Case> {
             let row = c
                 .query_opt(
                     &include_str!("../../../sql/producer_can_execute_insert_job.sql")
-                        .replace("@S@", &db.s()),
+                        .replace("@S@", db.schema.quoted()),
                     &[&db.producer_role],
                 )
                 .await
@@ -593,7 +592,7 @@ pub(super) fn cases() -> Vec<Case> {
                     "producer role {} cannot EXECUTE {}.insert_job: GRANT EXECUTE on the exact \
                      regprocedure to it",
                     quote_ident(&db.producer_role),
-                    db.s()
+                    db.schema.quoted()
                 ))),
                 None => Err(CaseFailure::new(format!(
                     "producer role {} does not exist: install the schema, or pass \
@@ -608,7 +607,8 @@ pub(super) fn cases() -> Vec<Case> {
             // Only p_kind given: D7 defaults (queue 'default', priority 2, available, rotor).
             let row = c
                 .query_one(
-                    &include_str!("../../../sql/insert_job_defaults.sql").replace("@S@", &db.s()),
+                    &include_str!("../../../sql/insert_job_defaults.sql")
+                        .replace("@S@", db.schema.quoted()),
                     &[],
                 )
                 .await

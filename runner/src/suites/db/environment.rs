@@ -10,8 +10,7 @@
 use std::sync::Arc;
 
 use super::race::RACERS;
-use crate::pg::{Pg, PgError};
-use crate::schema_install::quote_ident;
+use crate::pg::{quote_ident, Pg, PgError, SchemaName};
 
 /// The most connections one run opens at once with `test_threads` trial threads: a pooled
 /// connection per thread for the runner's role and as many for the temporary login role (both
@@ -54,7 +53,7 @@ pub enum EnvironmentError {
 /// The first problem found, as one line naming the fix.
 pub async fn check(
     pg: &Arc<Pg>,
-    schema: &str,
+    schema: &SchemaName,
     producer_role: &str,
     test_threads: usize,
 ) -> Result<(), EnvironmentError> {
@@ -86,14 +85,14 @@ pub async fn check(
         )));
     }
     // Released Awa runs the compat profile, which creates no login role (ADR 0044).
-    let needs_role = super::compat::detect(&client, schema)
+    let needs_role = super::compat::detect(&client, schema.as_str())
         .await
         .map_err(q)?
         .is_none();
     let missing: Vec<String> = client
         .query(
             include_str!("../../../sql/env_missing_privileges.sql"),
-            &[&schema, &producer_role, &version, &needs_role],
+            &[&schema.as_str(), &producer_role, &version, &needs_role],
         )
         .await
         .map_err(q)?
@@ -106,7 +105,7 @@ pub async fn check(
              as the owner of schema {}",
             quote_ident(pg.dsn().user()),
             missing.join("; "),
-            quote_ident(schema)
+            schema.quoted()
         )));
     }
     let row = client

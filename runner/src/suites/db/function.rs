@@ -20,9 +20,10 @@ use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 
 use serde_json::json;
 
-use super::support::{
-    hex, insert_and_read_all, rolled_back, set_widths, unique_name, width_queue, Case, Expect, Req,
-    FUTURE, PAST,
+use super::case::{rolled_back, Case};
+use super::expect::Expect;
+use super::request::{
+    hex, insert_and_read_all, set_widths, unique_name, width_queue, Req, FUTURE, PAST,
 };
 use crate::outcome::{CaseFailure, Verdict};
 

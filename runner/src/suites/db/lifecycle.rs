@@ -19,10 +19,9 @@ use awa_conformance_core::{concurrency_digest, concurrency_shard, ordering_shard
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{
-    insert, prepare, query_fail, read, rejection, rolled_back, set_widths, setup_fail, unique_name,
-    width_queue, Case, Inserted, Req,
-};
+use super::case::{query_fail, rolled_back, setup_fail, Case};
+use super::expect::rejection;
+use super::request::{insert, prepare, read, set_widths, unique_name, width_queue, Inserted, Req};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -93,7 +92,8 @@ async fn stored_shards(
 async fn set_width(client: &Client, db: &DbSetup, queue: &str, w: u8) -> Result<(), CaseFailure> {
     client
         .execute(
-            &include_str!("../../../sql/lifecycle_set_width.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/lifecycle_set_width.sql")
+                .replace("@S@", db.schema.quoted()),
             &[&queue, &i16::from(w)],
         )
         .await
@@ -110,7 +110,7 @@ async fn moved(
 ) -> Result<(Option<i32>, Option<i32>), CaseFailure> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/lifecycle_move_job.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/lifecycle_move_job.sql").replace("@S@", db.schema.quoted()),
             &[&job, &dest],
         )
         .await
@@ -156,7 +156,8 @@ fn lower_width(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 
         let width_read: i16 = client
             .query_one(
-                &include_str!("../../../sql/queue_enqueue_shards_call.sql").replace("@S@", &db.s()),
+                &include_str!("../../../sql/queue_enqueue_shards_call.sql")
+                    .replace("@S@", db.schema.quoted()),
                 &[&queue],
             )
             .await
@@ -259,7 +260,8 @@ fn cross_queue_move(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         }
         let rows = client
             .query(
-                &include_str!("../../../sql/lifecycle_move_shard_grid.sql").replace("@S@", &db.s()),
+                &include_str!("../../../sql/lifecycle_move_shard_grid.sql")
+                    .replace("@S@", db.schema.quoted()),
                 &[],
             )
             .await
@@ -292,7 +294,8 @@ fn cross_queue_move(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 
 fn move_shard_refusals(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql = include_str!("../../../sql/lifecycle_move_shard.sql").replace("@S@", &db.s());
+        let sql = include_str!("../../../sql/lifecycle_move_shard.sql")
+            .replace("@S@", db.schema.quoted());
         let cases: [(i32, i32, &str, Option<&str>); 5] = [
             (0, 0, "ZA004", Some("invalid_width")),
             (0, 65, "ZA004", Some("invalid_width")),

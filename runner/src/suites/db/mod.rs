@@ -22,18 +22,20 @@
 //! of the cluster, i.e. of runs that were killed before they could clean up ([`sweep`]).
 
 mod bulk;
+mod case;
 mod catalog;
 pub mod compat;
 pub mod environment;
+mod expect;
 mod function;
 pub mod levels;
 mod lifecycle;
 mod privilege;
 mod race;
 mod rejection;
+mod request;
 mod revision;
 mod rotor;
-mod support;
 pub mod sweep;
 mod uniqueness;
 mod width;
@@ -46,10 +48,9 @@ use libtest_mimic::Trial;
 use crate::outcome::{
     RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_LEVEL, PROVENANCE_SERVER_VERSION,
 };
-use crate::pg::{Pg, PgError};
-use crate::schema_install::quote_ident;
+use crate::pg::{Pg, PgError, SchemaName};
 
-pub use support::run_id;
+pub use sweep::run_id;
 
 /// The `suite` string every DB trial records.
 pub const SUITE: &str = "sql";
@@ -65,8 +66,8 @@ pub const CONTRACT_REVISION_CAPABILITY: &str = "contract_1_1";
 pub struct DbSetup {
     /// The door (runtime, DSN, pool).
     pub pg: Arc<Pg>,
-    /// The contract schema name (unquoted).
-    pub schema: String,
+    /// The contract schema (checked at the command line, quoted once).
+    pub schema: SchemaName,
     /// The producer role name (unquoted), for the least-privilege suite.
     pub producer_role: String,
     /// A random id naming everything this run creates (`awa_conformance_<run_id>…`).
@@ -80,19 +81,13 @@ pub struct DbSetup {
     /// Released Awa (no `insert_job`): the compat profile runs instead of the contract's cases.
     pub compat: Option<compat::Released>,
     /// The least-privilege login role's door, set up by the first case that needs it.
-    pub(crate) producer: std::sync::Mutex<Option<privilege::Producer>>,
+    producer: std::sync::Mutex<Option<privilege::Producer>>,
     /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
     /// concurrent runs leaves this run's rows and role alone.
-    pub(crate) liveness: Option<tokio_postgres::Client>,
+    liveness: Option<tokio_postgres::Client>,
 }
 
 impl DbSetup {
-    /// The quoted schema, for SQL text.
-    #[must_use]
-    pub fn s(&self) -> String {
-        quote_ident(&self.schema)
-    }
-
     /// The prefix of every run-scoped name (queues, roles).
     #[must_use]
     pub fn prefix(&self) -> String {
@@ -109,7 +104,7 @@ impl DbSetup {
         if let Ok(mut slot) = self.producer.lock() {
             drop(slot.take());
         }
-        self.pg.block_on(support::sweep(
+        self.pg.block_on(sweep::sweep(
             self,
             &self.prefix(),
             &[],
@@ -129,7 +124,7 @@ impl DbSetup {
         client: &tokio_postgres::Client,
         scope: &str,
     ) -> Result<(), PgError> {
-        support::sweep_on(client, self, scope, &[], None).await
+        sweep::sweep_on(client, self, scope, &[], None).await
     }
 }
 
@@ -144,16 +139,17 @@ pub enum PreflightError {
     Schema(String),
     /// The database cannot host a run: read-only, missing privileges, too few connections
     /// (exit 4); the message names the fix.
-    #[error("{0}")]
-    Environment(String),
+    #[error(transparent)]
+    Environment(environment::EnvironmentError),
 }
 
 impl From<PreflightError> for crate::error::Error {
     fn from(e: PreflightError) -> Self {
+        use crate::error::Kind;
         match e {
             PreflightError::Unreachable(p) => p.into(),
-            PreflightError::Schema(detail) => Self::Schema { detail },
-            PreflightError::Environment(detail) => Self::DatabaseSetup { detail },
+            PreflightError::Schema(_) => Self::caused(Kind::Schema, e),
+            PreflightError::Environment(_) => Self::caused(Kind::DatabaseSetup, e),
         }
     }
 }
@@ -171,7 +167,7 @@ impl From<PreflightError> for crate::error::Error {
 pub fn preflight(
     ctx: &Arc<RunContext>,
     pg: Arc<Pg>,
-    schema: &str,
+    schema: &SchemaName,
     producer_role: &str,
     test_threads: Option<usize>,
 ) -> Result<Arc<DbSetup>, PreflightError> {
@@ -179,10 +175,10 @@ pub fn preflight(
     pg.block_on(environment::check(&pg, schema, producer_role, threads))?
         .map_err(|e| match e {
             environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
-            other => PreflightError::Environment(other.to_string()),
+            other => PreflightError::Environment(other),
         })?;
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
-    let (live, swept) = pg.block_on(mark_alive_and_sweep(&setup))??;
+    let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
     setup.liveness = Some(live);
     if let Err(e) = swept {
         // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
@@ -213,20 +209,6 @@ pub fn preflight(
     Ok(Arc::new(setup))
 }
 
-/// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
-/// runs left behind (see [`sweep::sweep_leftovers`]).
-async fn mark_alive_and_sweep(
-    setup: &DbSetup,
-) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
-    let live = setup.pg.connect().await?;
-    let (k1, k2) = sweep::liveness_key(&setup.run_id);
-    live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
-        .await
-        .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
-    let swept = sweep::sweep_leftovers(&live, setup).await;
-    Ok((live, swept))
-}
-
 /// Every DB trial, for the routing and unique_key vectors of `vectors` plus the fixed
 /// suites. With `db = None` every case is listed as ignored with `no_db_reason`
 /// (shown, never counted as passed).
@@ -237,7 +219,7 @@ pub fn trials(
     no_db_reason: &str,
     vectors: &VectorSet,
 ) -> Vec<Trial> {
-    let cases: Vec<support::Case> = [
+    let cases: Vec<case::Case> = [
         catalog::cases(),
         function::cases(vectors),
         rejection::cases(),
@@ -266,12 +248,12 @@ pub fn trials(
             Some(r) => {
                 ctx.not_applicable(SUITE, case.name.clone(), r.contract_case_reason(&case.name))
             }
-            None => support::to_trial(ctx, db, no_db_reason, case),
+            None => case::to_trial(ctx, db, no_db_reason, case),
         })
         .chain(
             compat_cases
                 .into_iter()
-                .map(|case| support::to_trial(ctx, db, no_db_reason, case)),
+                .map(|case| case::to_trial(ctx, db, no_db_reason, case)),
         )
         .collect()
 }

@@ -21,12 +21,13 @@ use awa_conformance_vectors::VectorSet;
 use serde_json::json;
 use tokio_postgres::Client;
 
+use super::case::{harness, query_fail, setup_fail, Case};
 use super::function::{capability, check_case, fn_cases};
-use super::support::{harness, query_fail, run_id, setup_fail, Case};
+use super::sweep::run_id;
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use crate::pg::quote_ident;
 use crate::pg::Pg;
-use crate::schema_install::quote_ident;
 
 /// Functions a producer may EXECUTE besides `insert_job` and `job_routing`: the catalog and
 /// the pure helpers schema/README.md documents as public (only when not SECURITY DEFINER).
@@ -122,7 +123,7 @@ async fn set_up(db: &DbSetup) -> Result<Result<crate::pg::Dsn, String>, CaseFail
     let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
     admin
         .execute(
-            &include_str!("../../../sql/set_widths.sql").replace("@S@", &db.s()),
+            &include_str!("../../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
             &[&queue_base(db), &widths],
         )
         .await
@@ -200,7 +201,7 @@ async fn no_table_readable(client: &Client, db: &DbSetup) -> Result<(), CaseFail
     let tables: Vec<String> = client
         .query(
             include_str!("../../../sql/schema_tables.sql"),
-            &[&db.schema],
+            &[&db.schema.as_str()],
         )
         .await
         .map_err(|e| query_fail(db, "listing the schema's tables", &e))?
@@ -213,7 +214,11 @@ async fn no_table_readable(client: &Client, db: &DbSetup) -> Result<(), CaseFail
             .batch_execute("SAVEPOINT r")
             .await
             .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
-        let sql = format!("SELECT 1 FROM {}.{} LIMIT 0", db.s(), quote_ident(t));
+        let sql = format!(
+            "SELECT 1 FROM {}.{} LIMIT 0",
+            db.schema.quoted(),
+            quote_ident(t)
+        );
         match client.query(&sql, &[]).await {
             Ok(_) => readable.push(t.clone()),
             Err(e) if e.code().map(|c| c.code()) == Some("42501") => {}
@@ -253,7 +258,7 @@ async fn excess_privileges(client: &Client, db: &DbSetup) -> Result<Verdict, Cas
     let rows = client
         .query(
             include_str!("../../../sql/producer_excess_privileges.sql"),
-            &[&db.producer_role, &db.schema, &allowed],
+            &[&db.producer_role, &db.schema.as_str(), &allowed],
         )
         .await
         .map_err(|e| query_fail(db, "reading the producer role's privileges", &e))?;
@@ -283,7 +288,7 @@ fn verdict(r: Result<Result<(), CaseFailure>, Verdict>) -> Result<Verdict, CaseF
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
     let mut out = vec![
         Case::new("privilege", "no_excess_privileges", |db| {
-            super::support::rolled_back(&db, async |c| excess_privileges(c, &db).await)
+            super::case::rolled_back(&db, async |c| excess_privileges(c, &db).await)
         }),
         Case::new("privilege", "producer_role_only", |db| {
             verdict(as_login(&db, async |c| no_table_readable(c, &db).await))

@@ -23,9 +23,9 @@ use futures_util::future::{select, Either};
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::support::{
-    harness, insert, insert_sql, is_harness_error, query_fail, sweep, unique_bytes, Case, Req,
-};
+use super::case::{harness, is_harness_error, query_fail, Case};
+use super::request::{insert, insert_sql, unique_bytes, Req};
+use super::sweep::sweep;
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 

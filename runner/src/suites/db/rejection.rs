@@ -11,9 +11,11 @@ use std::sync::Arc;
 use awa_conformance_core::{concurrency_digest, concurrency_shard, Width};
 use serde_json::{json, Value as Json};
 
-use super::support::{
-    hex, insert, insert_and_read_all, prepare, query_fail, read, rejection, rolled_back,
-    set_widths, unique_name, width_queue, Case, Member, Req, FUTURE, PAST,
+use super::case::{query_fail, rolled_back, Case};
+use super::expect::{rejection, Member};
+use super::request::{
+    hex, insert, insert_and_read_all, prepare, read, set_widths, unique_name, width_queue, Req,
+    FUTURE, PAST,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -151,7 +153,8 @@ fn null_arguments(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let row = client
             .query_one(
-                &include_str!("../../../sql/insert_job_nulls.sql").replace("@S@", &db.s()),
+                &include_str!("../../../sql/insert_job_nulls.sql")
+                    .replace("@S@", db.schema.quoted()),
                 &[],
             )
             .await

@@ -23,14 +23,15 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row};
 
+use super::case::{query_fail, rolled_back, setup_fail, Case};
 use super::catalog::hardening_cases;
-use super::support::{
-    insert, prepare, query_fail, read, rejection, rolled_back, set_widths, setup_fail,
-    unique_bytes, unique_name, width_queue, Case, Req,
+use super::expect::rejection;
+use super::request::{
+    insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
-use crate::schema_install::quote_ident;
+use crate::pg::quote_ident;
 
 const SUITE: &str = "v1_1";
 const PAST: &str = "2000-01-01T00:00:00Z";
@@ -66,7 +67,7 @@ async fn try_insert(
     client: &Client,
     db: &DbSetup,
     req: &Req,
-) -> Result<Result<super::support::Inserted, tokio_postgres::Error>, CaseFailure> {
+) -> Result<Result<super::request::Inserted, tokio_postgres::Error>, CaseFailure> {
     let (st, _) = prepare(client, db).await?;
     client
         .batch_execute("SAVEPOINT v")
@@ -141,8 +142,8 @@ fn queue_enqueue_shards_widths(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure
         let base = unique_name(db);
         let widths = [1u8, 2, 5, 63, 64];
         set_widths(client, db, &base, &widths).await?;
-        let sql =
-            include_str!("../../../sql/queue_enqueue_shards_call.sql").replace("@S@", &db.s());
+        let sql = include_str!("../../../sql/queue_enqueue_shards_call.sql")
+            .replace("@S@", db.schema.quoted());
         let mut want = Vec::new();
         let mut got = Vec::new();
         let mut queues: Vec<(String, i16)> = widths
@@ -172,7 +173,7 @@ fn queue_enqueue_shards_widths(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure
 
 fn producer_can_read_widths(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let function = format!("{}.queue_enqueue_shards(text)", db.s());
+        let function = format!("{}.queue_enqueue_shards(text)", db.schema.quoted());
         let row = client
             .query_opt(
                 include_str!("../../../sql/producer_can_execute.sql"),
@@ -249,7 +250,8 @@ fn initial_state(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 
 fn kind_null(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql = include_str!("../../../sql/insert_job_kind_null.sql").replace("@S@", &db.s());
+        let sql = include_str!("../../../sql/insert_job_kind_null.sql")
+            .replace("@S@", db.schema.quoted());
         let q = unique_name(db);
         let what = "insert_job with p_kind NULL";
         let res = attempt(client, db, &sql, &[&q]).await?;
@@ -283,7 +285,8 @@ fn job_routing_scoped(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             )
             .await
             .map_err(|e| setup_fail(db, "creating two producer roles", &e))?;
-        let insert_sql = include_str!("../../../sql/scope_insert.sql").replace("@S@", &db.s());
+        let insert_sql =
+            include_str!("../../../sql/scope_insert.sql").replace("@S@", db.schema.quoted());
         let (_, rd) = prepare(client, db).await?;
         let switch = |role: &str| format!("SET LOCAL SESSION AUTHORIZATION {}", quote_ident(role));
         let mut jobs = Vec::new();
@@ -526,7 +529,8 @@ fn detail_members(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             }
         }
         // ZA004 is unreachable through insert_job (queue_meta's CHECK); move_shard raises it.
-        let sql = include_str!("../../../sql/lifecycle_move_shard.sql").replace("@S@", &db.s());
+        let sql = include_str!("../../../sql/lifecycle_move_shard.sql")
+            .replace("@S@", db.schema.quoted());
         let res = attempt(client, db, &sql, &[&0i32, &0i32]).await?;
         let (_, detail) = detail_of(db, "ZA004 invalid_width", res)?;
         let missing: Vec<&str> = ["code", "width", "min", "max"]

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use super::support::{
-    insert_and_read_all, rolled_back, set_widths, unique_name, width_queue, Case, Expect, Req,
-};
+use super::case::{rolled_back, Case};
+use super::expect::Expect;
+use super::request::{insert_and_read_all, set_widths, unique_name, width_queue, Req};
 use crate::outcome::Verdict;
 
 /// Widths covering 1, powers of two, odd and prime widths, and the maximum.

@@ -1,4 +1,6 @@
-//! The leftover sweep: remove what killed runs left behind, never what a live run owns.
+//! Run-scoped rows and roles: the run id that names them, the sweep that removes what a run
+//! committed, and the leftover sweep that removes what killed runs left behind, never what a
+//! live run owns.
 //!
 //! A run holds a session-level advisory lock keyed by its run id ([`liveness_key`]) for its
 //! whole life. Roles are cluster-wide but advisory locks are per database, so liveness is
@@ -7,12 +9,14 @@
 //! left alone. Sweepers of one database also take the dead run's lock while they sweep, so
 //! two of them never sweep the same run at once.
 
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+
 use tokio_postgres::Client;
 
-use super::support::{sweep_on, sweep_tables};
 use super::DbSetup;
+use crate::pg::quote_ident;
 use crate::pg::PgError;
-use crate::schema_install::quote_ident;
 
 /// The advisory lock (two-int form) that marks run `run_id` as alive.
 #[must_use]
@@ -47,18 +51,32 @@ pub async fn alive_anywhere(client: &Client, run_id: &str) -> Result<bool, PgErr
     Ok(row.get(0))
 }
 
+/// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
+/// runs left behind (see [`sweep_leftovers`]).
+pub(super) async fn mark_alive_and_sweep(
+    setup: &DbSetup,
+) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
+    let live = setup.pg.connect().await?;
+    let (k1, k2) = liveness_key(&setup.run_id);
+    live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
+        .await
+        .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
+    let swept = sweep_leftovers(&live, setup).await;
+    Ok((live, swept))
+}
+
 /// Sweep what killed earlier runs left behind: rows of queues `awa_conformance_<id>_…` in
 /// this schema and login roles `awa_conformance_<id>_login` without a session, for every
 /// run id `<id>` whose liveness lock is held nowhere in the cluster. `live` is this run's
 /// liveness session. Returns how many dead runs were swept.
-pub(super) async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
+async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
     let mut ids: Vec<String> = Vec::new();
     for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
         let rows = live
             .query(
                 &include_str!("../../../sql/leftover_queue_runs.sql")
-                    .replace("@S@", &db.s())
+                    .replace("@S@", db.schema.quoted())
                     .replace("@T@", &quote_ident(&t.name)),
                 &[],
             )
@@ -97,6 +115,125 @@ pub(super) async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize
         swept += 1;
     }
     Ok(swept)
+}
+
+/// A random 12-hex-digit id (std's randomly keyed SipHash; no extra dependency).
+#[must_use]
+pub fn run_id() -> String {
+    let mut h = RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+}
+
+/// Remove committed rows of queues named `scope…` (and claims of their jobs plus
+/// `extra_job_ids`) from every table of the schema; with `role`, also drop that login role
+/// if it exists and has no session.
+pub(super) async fn sweep(
+    db: &DbSetup,
+    scope: &str,
+    extra_job_ids: &[i64],
+    role: Option<&str>,
+) -> Result<(), PgError> {
+    let client = db.pg.connect().await?;
+    sweep_on(&client, db, scope, extra_job_ids, role).await
+}
+
+/// [`sweep`] on a given connection.
+pub(super) async fn sweep_on(
+    client: &Client,
+    db: &DbSetup,
+    scope: &str,
+    extra_job_ids: &[i64],
+    role: Option<&str>,
+) -> Result<(), PgError> {
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    let tables = sweep_tables(client, db).await?;
+    let s = db.schema.quoted();
+    let prefix = scope.to_owned();
+    let mut ids: Vec<i64> = extra_job_ids.to_vec();
+    for t in tables.iter().filter(|t| t.queue && (t.job_id || t.id)) {
+        let col = if t.job_id { "job_id" } else { "id" };
+        let rows = client
+            .query(
+                &include_str!("../../../sql/sweep_job_ids.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name))
+                    .replace("@ID@", col),
+                &[&prefix],
+            )
+            .await
+            .map_err(err)?;
+        ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+    }
+    // Claim-like tables (job_id, no queue) first, in case they reference the job rows.
+    for t in tables.iter().filter(|t| !t.queue && t.job_id) {
+        if !ids.is_empty() {
+            client
+                .execute(
+                    &include_str!("../../../sql/sweep_claims.sql")
+                        .replace("@S@", s)
+                        .replace("@T@", &quote_ident(&t.name)),
+                    &[&ids],
+                )
+                .await
+                .map_err(err)?;
+        }
+    }
+    for t in tables.iter().filter(|t| t.queue) {
+        client
+            .execute(
+                &include_str!("../../../sql/sweep_queue_rows.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[&prefix],
+            )
+            .await
+            .map_err(err)?;
+    }
+    let Some(role) = role else {
+        return Ok(());
+    };
+    let droppable = client
+        .query_opt(include_str!("../../../sql/role_droppable.sql"), &[&role])
+        .await
+        .map_err(err)?;
+    if droppable.is_some() {
+        client
+            .batch_execute(&format!("DROP ROLE IF EXISTS {}", quote_ident(role)))
+            .await
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// A base table of the schema and the columns a run-scoped row can be found by.
+struct SweepTable {
+    name: String,
+    queue: bool,
+    job_id: bool,
+    id: bool,
+}
+
+async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
+    let rows = client
+        .query(
+            include_str!("../../../sql/sweep_tables.sql"),
+            &[&db.schema.as_str()],
+        )
+        .await
+        .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
+    Ok(rows
+        .iter()
+        .map(|r| SweepTable {
+            name: r.get(0),
+            queue: r.get(1),
+            job_id: r.get(2),
+            id: r.get(3),
+        })
+        .collect())
 }
 
 #[cfg(test)]

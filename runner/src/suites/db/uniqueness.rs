@@ -11,9 +11,10 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_postgres::{Client, Statement};
 
-use super::support::{
-    hex, insert, prepare, query_fail, read, rejection, rolled_back, unique_bytes, unique_name,
-    Case, Inserted, Req, FUTURE,
+use super::case::{query_fail, rolled_back, Case};
+use super::expect::rejection;
+use super::request::{
+    hex, insert, prepare, read, unique_bytes, unique_name, Inserted, Req, FUTURE,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};

@@ -18,10 +18,9 @@ use serde_json::json;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::support::{
-    hex, insert_and_read_all, query_fail, rejection, rolled_back, unique_name, Case, Expect,
-    Member, Rejection, Req,
-};
+use super::case::{query_fail, rolled_back, Case};
+use super::expect::{rejection, Expect, Member, Rejection};
+use super::request::{hex, insert_and_read_all, unique_name, Req};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -84,7 +83,7 @@ async fn present(
     client
         .query_one(
             include_str!("../../../sql/helpers_present.sql"),
-            &[&db.schema, &names],
+            &[&db.schema.as_str(), &names],
         )
         .await
         .map_err(|e| query_fail(db, "pg_proc", &e))?
@@ -94,7 +93,8 @@ async fn present(
 
 fn queue_meta_limits(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql = include_str!("../../../sql/queue_meta_insert.sql").replace("@S@", &db.s());
+        let sql =
+            include_str!("../../../sql/queue_meta_insert.sql").replace("@S@", db.schema.quoted());
         let base = unique_name(db);
         for w in [1_i16, 64] {
             let q = format!("{base}_ok{w}");
@@ -196,7 +196,7 @@ fn shard_helpers(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             return Ok(Verdict::NotApplicable(format!(
                 "{} lacks the optional helper(s) {}; insert_job's routing is checked by \
                  sql::function",
-                db.s(),
+                db.schema.quoted(),
                 wanted
                     .iter()
                     .filter(|w| !have.iter().any(|h| h == *w))
@@ -205,12 +205,12 @@ fn shard_helpers(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                     .join(", ")
             )));
         }
-        let s = db.s();
+        let s = db.schema.quoted();
         let keys = helper_keys();
         let widths: Vec<i32> = vec![1, 8, 63, 64];
         let rows = client
             .query(
-                &include_str!("../../../sql/shard_helpers.sql").replace("@S@", &s),
+                &include_str!("../../../sql/shard_helpers.sql").replace("@S@", s),
                 &[&keys, &widths],
             )
             .await
@@ -304,8 +304,8 @@ async fn must_exist(
     if present(client, db, &[name]).await?.is_empty() {
         return Err(CaseFailure::new(format!(
             "{}.contract_capabilities() advertises {capability} but {}.{name} does not exist",
-            db.s(),
-            db.s()
+            db.schema.quoted(),
+            db.schema.quoted()
         )));
     }
     Ok(())
@@ -314,10 +314,10 @@ async fn must_exist(
 fn move_shard_case(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         must_exist(client, db, "move_shard", "move_shard").await?;
-        let s = db.s();
+        let s = db.schema.quoted();
         let got: Option<Vec<Option<i32>>> = client
             .query_one(
-                &include_str!("../../../sql/move_shard_grid.sql").replace("@S@", &s),
+                &include_str!("../../../sql/move_shard_grid.sql").replace("@S@", s),
                 &[],
             )
             .await
@@ -378,10 +378,10 @@ fn move_shard_case(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 fn unique_states_bits_case(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         must_exist(client, db, "unique_states_bits", "unique_states").await?;
-        let s = db.s();
+        let s = db.schema.quoted();
         let got: Option<Vec<Option<String>>> = client
             .query_one(
-                &include_str!("../../../sql/unique_states_bits_all.sql").replace("@S@", &s),
+                &include_str!("../../../sql/unique_states_bits_all.sql").replace("@S@", s),
                 &[],
             )
             .await

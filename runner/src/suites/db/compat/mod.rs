@@ -31,10 +31,10 @@ use std::sync::Arc;
 use awa_conformance_vectors::VectorSet;
 use tokio_postgres::Client;
 
-use super::support::{query_fail, Case};
+use super::case::{query_fail, Case};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
-use crate::schema_install::quote_ident;
+use crate::pg::quote_ident;
 
 /// The suite prefix of every compat case (`sql::compat::<group>::<case>`). Group names never
 /// end in a vector family's name, so a family filter such as `unique_key::` keeps selecting
@@ -176,7 +176,7 @@ fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailure> {
             "the storage engine is canonical, which keeps no enqueue shard and no claim table: \
              activate queue storage (a fresh 0.6.x worker does: SELECT \
              {}.storage_auto_finalize_if_fresh('{}')) and rerun",
-            db.s(),
+            db.schema.quoted(),
             db.schema
         )
         }))
@@ -260,7 +260,7 @@ struct Stored {
 }
 
 fn insert_sql(db: &DbSetup) -> String {
-    include_str!("../../../../sql/compat_insert.sql").replace("@S@", &db.s())
+    include_str!("../../../../sql/compat_insert.sql").replace("@S@", &db.schema.quoted())
 }
 
 /// Call `insert_job_compat` once.
@@ -344,7 +344,7 @@ async fn stored(
 async fn claims(client: &Client, db: &DbSetup, key: &[u8]) -> Result<Vec<i64>, CaseFailure> {
     Ok(client
         .query(
-            &include_str!("../../../../sql/compat_claims.sql").replace("@S@", &db.s()),
+            &include_str!("../../../../sql/compat_claims.sql").replace("@S@", &db.schema.quoted()),
             &[&key],
         )
         .await

@@ -9,9 +9,8 @@ use serde_json::json;
 
 use super::{case, insert, prepare_insert, storage, stored, Call};
 use crate::outcome::{CaseFailure, Verdict};
-use crate::suites::db::support::{
-    query_fail, rolled_back, set_widths, setup_fail, unique_name, width_queue, Case,
-};
+use crate::suites::db::case::{query_fail, rolled_back, setup_fail, Case};
+use crate::suites::db::request::{set_widths, unique_name, width_queue};
 use crate::suites::db::DbSetup;
 
 /// The width of every physical queue of the partition cases.
@@ -77,7 +76,7 @@ fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, Cas
             if !ok {
                 wrong.push((
                     id.clone(),
-                    json!({"key_hex": super::super::support::hex(key), "enqueue_shard": want}),
+                    json!({"key_hex": super::super::request::hex(key), "enqueue_shard": want}),
                     json!(got.map(|s| json!({"place": s.place, "queue": s.queue,
                         "enqueue_shard": s.enqueue_shard}))),
                 ));
@@ -136,7 +135,7 @@ fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdi
         let physical = physical_queue_name(&format!("{}_pt", unique_name(db)), partition);
         client
             .execute(
-                &include_str!("../../../../sql/queue_meta_insert.sql").replace("@S@", &db.s()),
+                &include_str!("../../../../sql/queue_meta_insert.sql").replace("@S@", &db.schema.quoted()),
                 &[&physical, &i16::from(PARTITION_WIDTH)],
             )
             .await

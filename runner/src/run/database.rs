@@ -1,0 +1,126 @@
+//! Step 2 of a run: find or start the database, and preflight the contract schema and the
+//! environment; or say why there is none (the SQL cases are then ignored, never passed).
+
+use std::sync::Arc;
+
+use crate::cli::RunArgs;
+use crate::embedded::{EmbeddedCluster, EmbeddedError};
+use crate::error::{Error, Kind};
+use crate::outcome::{RunContext, PROVENANCE_DATABASE};
+use crate::pg::{Dsn, Pg};
+use crate::suites::db;
+
+use super::plan::Plan;
+use super::warn;
+
+/// A database the DB suites can use, or why there is none.
+pub(super) struct Database {
+    pub(super) setup: Option<Arc<db::DbSetup>>,
+    /// Kept alive for the run; dropping it stops and removes the throwaway cluster.
+    cluster: Option<EmbeddedCluster>,
+    /// Why the SQL cases are ignored (when `setup` is `None`).
+    pub(super) reason: String,
+}
+
+impl Database {
+    pub(super) fn none(reason: String) -> Self {
+        Self {
+            setup: None,
+            cluster: None,
+            reason,
+        }
+    }
+
+    /// Remove everything the run created (rows, login role), then the throwaway cluster.
+    pub(super) fn close(self) {
+        if let Some(setup) = &self.setup {
+            // Leftover run-scoped rows are untidy but say nothing about conformance: warn only.
+            if let Err(e) = setup.cleanup() {
+                warn(&format!(
+                    "cleanup after the SQL suites failed: {e}; rows of queues named \
+                     awa_conformance_{}_* may remain (the next run removes them)",
+                    setup.run_id
+                ));
+            }
+        }
+        drop(self.cluster);
+    }
+}
+
+/// The reason every SQL case shows when no database is available, with how to get one.
+pub(super) fn no_database(why: &str) -> String {
+    format!(
+        "no database ({why}): pass --dsn URL (or set DATABASE_URL / PGHOST...), or install \
+         PostgreSQL so a throwaway cluster can be started"
+    )
+}
+
+/// "No database" as it ends a run: the SQL cases are ignored, unless a database is required.
+fn without_database(ctx: &RunContext, args: &RunArgs, why: &str) -> Result<Database, Error> {
+    ctx.set_provenance(PROVENANCE_DATABASE, "none".to_owned());
+    if args.require_db {
+        return Err(Error::Connect {
+            detail: format!(
+                "no database ({why}) and one is required (--require-db or AWA_REQUIRE_DB=1): \
+                 pass --dsn URL (or set DATABASE_URL / PGHOST...)"
+            ),
+        });
+    }
+    Ok(Database::none(no_database(why)))
+}
+
+/// Open the database the plan needs (step 2): none when no SQL case is selected.
+pub(super) fn open(plan: &Plan, args: &RunArgs) -> Result<Database, Error> {
+    if plan.db_selected {
+        open_database(&plan.ctx, args)
+    } else {
+        Ok(Database::none(no_database("no SQL case selected")))
+    }
+}
+
+/// Find or start the database and preflight the contract schema.
+fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Error> {
+    let dsn = Dsn::resolve(args.dsn.as_deref())?;
+    let (dsn, cluster) = match dsn {
+        Some(dsn) => {
+            ctx.set_provenance(
+                PROVENANCE_DATABASE,
+                format!("dsn ({})", dsn.source().as_str()),
+            );
+            (dsn, None)
+        }
+        None if args.no_embedded => {
+            return without_database(ctx, args, "no DSN given and --no-embedded");
+        }
+        None => match EmbeddedCluster::start_default() {
+            Ok(cluster) => {
+                crate::schema_install::install(
+                    cluster.dsn(),
+                    args.schema.as_str(),
+                    &args.producer_role,
+                    false,
+                )?;
+                ctx.set_provenance(PROVENANCE_DATABASE, "embedded".to_owned());
+                (cluster.dsn().clone(), Some(cluster))
+            }
+            Err(e @ (EmbeddedError::NoBinaries | EmbeddedError::RootWithoutPostgresUser)) => {
+                return without_database(ctx, args, &e.to_string());
+            }
+            Err(e) => return Err(Error::caused(Kind::DatabaseSetup, e)),
+        },
+    };
+    // Ctrl-C is handled by the run (crate::interrupt): it cleans up, then drops the cluster.
+    let pg = Pg::new(dsn)?;
+    let setup = db::preflight(
+        ctx,
+        pg,
+        &args.schema,
+        &args.producer_role,
+        args.libtest.test_threads,
+    )?;
+    Ok(Database {
+        setup: Some(setup),
+        cluster,
+        reason: String::new(),
+    })
+}

@@ -116,7 +116,8 @@ fn check_dsn(
         PROVENANCE_DATABASE,
         format!("dsn ({})", dsn.source().as_str()),
     );
-    let db = suites::db::preflight(&ctx, Pg::new(dsn)?, schema, producer_role, None)?;
+    let schema = awa_conformance_runner::pg::SchemaName::new(schema).map_err(Error::Usage)?;
+    let db = suites::db::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None)?;
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),
     })?;

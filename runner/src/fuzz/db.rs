@@ -19,8 +19,8 @@ use tokio_postgres::{Client, Statement};
 use super::gen::{hex, Generated};
 use super::{Checked, Finding, Stop};
 use crate::error::Error;
-use crate::pg::{Dsn, Pg, PgError};
 use crate::pg::quote_ident;
+use crate::pg::{Dsn, Pg, PgError};
 
 /// The job kind of every fuzz insert (never committed).
 const KIND: &str = "awa_conformance.fuzz";

@@ -555,7 +555,7 @@ impl Session {
                 for (queue, w) in &plan.widths {
                     client
                         .execute(
-                            &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", &s),
+                            &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", s),
                             &[queue, w],
                         )
                         .await
@@ -582,7 +582,7 @@ impl Session {
     ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
         let s = self.db.schema.quoted();
         let client = self.client(inner)?;
-        let sql = include_str!("../../sql/insert_job_call.sql").replace("@S@", &s);
+        let sql = include_str!("../../sql/insert_job_call.sql").replace("@S@", s);
         self.db
             .pg
             .block_on(async {
@@ -650,7 +650,7 @@ impl Session {
     fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
         let s = self.db.schema.quoted();
         let client = self.client(inner)?;
-        let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", &s);
+        let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", s);
         let row = self
             .db
             .pg

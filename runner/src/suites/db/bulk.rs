@@ -13,10 +13,12 @@ use futures_util::SinkExt;
 use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
-use super::privilege::{producer, Producer};
 use super::case::{harness, query_fail, rolled_back, setup_fail, Case};
-use super::request::{hex, insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE};
 use super::expect::{rejection, Member, Rejection};
+use super::privilege::{producer, Producer};
+use super::request::{
+    hex, insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE,
+};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -138,7 +140,7 @@ async fn stage(
     rows: &[Row],
 ) -> Result<(), tokio_postgres::Error> {
     let sink = client
-        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", &db.schema.quoted()))
+        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", db.schema.quoted()))
         .await?;
     let mut sink = Box::pin(sink);
     sink.send(std::io::Cursor::new(csv(batch, rows).into_bytes()))
@@ -188,7 +190,7 @@ async fn publish(
 ) -> Result<Vec<i64>, tokio_postgres::Error> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", &db.schema.quoted()),
+            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", db.schema.quoted()),
             &[&batch],
         )
         .await?;
@@ -204,7 +206,7 @@ async fn leftovers(
 ) -> Result<(i64, i64), CaseFailure> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", &db.schema.quoted()),
+            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", db.schema.quoted()),
             &[&batch, &queues],
         )
         .await
@@ -520,7 +522,8 @@ fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                 // A wrong implementation committed them: remove them again.
                 client
                     .execute(
-                        &include_str!("../../../sql/bulk_remove_batch.sql").replace("@S@", &db.schema.quoted()),
+                        &include_str!("../../../sql/bulk_remove_batch.sql")
+                            .replace("@S@", db.schema.quoted()),
                         &[&batch],
                     )
                     .await

@@ -193,7 +193,10 @@ pub(super) async fn preflight(
     let ij = match found.as_slice() {
         [] => {
             // Released Awa (insert_job_compat, no insert_job): the compat profile runs.
-            if let Some(released) = super::compat::detect(&client, schema.as_str()).await.map_err(q)? {
+            if let Some(released) = super::compat::detect(&client, schema.as_str())
+                .await
+                .map_err(q)?
+            {
                 return Ok(DbSetup {
                     pg: Arc::clone(pg),
                     schema: schema.to_owned(),

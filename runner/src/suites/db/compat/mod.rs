@@ -260,7 +260,7 @@ struct Stored {
 }
 
 fn insert_sql(db: &DbSetup) -> String {
-    include_str!("../../../../sql/compat_insert.sql").replace("@S@", &db.schema.quoted())
+    include_str!("../../../../sql/compat_insert.sql").replace("@S@", db.schema.quoted())
 }
 
 /// Call `insert_job_compat` once.
@@ -344,7 +344,7 @@ async fn stored(
 async fn claims(client: &Client, db: &DbSetup, key: &[u8]) -> Result<Vec<i64>, CaseFailure> {
     Ok(client
         .query(
-            &include_str!("../../../../sql/compat_claims.sql").replace("@S@", &db.schema.quoted()),
+            &include_str!("../../../../sql/compat_claims.sql").replace("@S@", db.schema.quoted()),
             &[&key],
         )
         .await

@@ -135,7 +135,8 @@ fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdi
         let physical = physical_queue_name(&format!("{}_pt", unique_name(db)), partition);
         client
             .execute(
-                &include_str!("../../../../sql/queue_meta_insert.sql").replace("@S@", &db.schema.quoted()),
+                &include_str!("../../../../sql/queue_meta_insert.sql")
+                    .replace("@S@", db.schema.quoted()),
                 &[&physical, &i16::from(PARTITION_WIDTH)],
             )
             .await

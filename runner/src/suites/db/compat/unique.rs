@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::{attempt, case, claims, insert, prepare_insert, storage, stored, Call, Returned};
 use crate::outcome::{CaseFailure, Verdict};
-use crate::suites::db::request::{hex, unique_bytes, unique_name};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
 use crate::suites::db::expect::rejection;
+use crate::suites::db::request::{hex, unique_bytes, unique_name};
 use crate::suites::db::DbSetup;
 
 /// The initial states an insert can start in under queue storage that take claims: the job

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use super::{case, insert, prepare_insert, Call};
 use crate::outcome::{CaseFailure, Verdict};
-use crate::suites::db::rejection::{ATTEMPTS_MSG, KIND_MSG, PRIORITY_MSG, QUEUE_MSG, TAGS_MSG};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
 use crate::suites::db::expect::rejection;
+use crate::suites::db::rejection::{ATTEMPTS_MSG, KIND_MSG, PRIORITY_MSG, QUEUE_MSG, TAGS_MSG};
 use crate::suites::db::request::unique_name;
 use crate::suites::db::DbSetup;
 

@@ -192,6 +192,15 @@ fuzz_smoke() {
     return "$rc"
 }
 
+# The bulk example producer (examples/producers/bulk, Go + pgx CopyFrom into the staged path of
+# contract §14): its vector tests, one build reused by every run, then tests/producers: green
+# with >= 100 producer cases including producer::bulk::*, and its off-by-one-shard mutant fails.
+bulk_producer() {
+    (cd "$ROOT/examples/producers/bulk" && test -z "$(gofmt -l .)" && go vet ./... && go test ./...) &&
+        "$ROOT/examples/producers/bulk/run" --build &&
+        AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/producers/test_bulk_producer.py
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -215,6 +224,7 @@ step "go example adapter"        go_adapter
 step "python example adapter"    python_adapter
 step "fuzz (seeded, short)"      fuzz_smoke
 step "examples use no kit"       pytest_suite -q tests/examples
+step "bulk example producer"     bulk_producer
 step "documented examples"       doc_examples
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 step "compat profile vs awa 0.6.9" compat_profile

@@ -234,6 +234,9 @@ func stageRow(j *job, rowNo int, width func(string) (int, error)) ([]any, map[st
 		}
 		pre, key := uniqueKey(j.Kind, q, a, bucket)
 		uniqueKeyBytes = key
+		if mutant == "no_unique_key" {
+			uniqueKeyBytes = nil // the mutant: the key is computed but never staged
+		}
 		trace["unique_key_hex"] = hex.EncodeToString(key)
 		trace["unique_preimage_hex"] = hex.EncodeToString(pre)
 	}
@@ -293,16 +296,18 @@ func publish(ctx context.Context, conn *pgx.Conn, req *request, jobs []job, bulk
 		widths[queue] = int(w)
 		return int(w), err
 	}
-	var batch [16]byte
-	if _, err := rand.Read(batch[:]); err != nil {
+	batch, err := newBatch()
+	if err != nil {
 		return failed(err)
 	}
-	batch[6] = batch[6]&0x0f | 0x40 // a version 4 UUID
-	batch[8] = batch[8]&0x3f | 0x80
 	rows := make([][]any, 0, len(jobs))
 	var traces []map[string]any
 	for i := range jobs {
-		values, trace, ref, err := stageRow(&jobs[i], i+1, width)
+		rowNo := i + 1
+		if mutant == "rows_from_zero" {
+			rowNo = i // the mutant: 0-based row numbers, so every error names the row before
+		}
+		values, trace, ref, err := stageRow(&jobs[i], rowNo, width)
 		if errors.Is(err, errSkip) {
 			return map[string]any{"seq": req.Seq, "skipped": true, "reason": "the staged bulk path has no opts column"}
 		}
@@ -317,27 +322,72 @@ func publish(ctx context.Context, conn *pgx.Conn, req *request, jobs []job, bulk
 		traces = append(traces, trace)
 	}
 
-	// Staging and publish in one transaction: staged rows never commit (ZA006 at COMMIT).
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return dbError(err, refused, failed)
+	if bulk && mutant == "per_row_commit" {
+		return perRowCommit(ctx, conn, req, rows, refused, failed)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{req.Schema, "bulk_staging"}, stagingColumns, pgx.CopyFromRows(rows)); err != nil {
-		return dbError(err, refused, failed)
-	}
-	var ids []int64
-	if err := tx.QueryRow(ctx, "SELECT "+schema+".publish_batch($1::uuid)", batch).Scan(&ids); err != nil {
-		if !bulk {
-			return singleError(err, refused, failed)
-		}
-		return dbError(err, refused, failed)
-	}
-	if err := tx.Commit(ctx); err != nil {
+	ids, err := publishRows(ctx, conn, req.Schema, batch, rows)
+	if err != nil && !bulk {
+		return singleError(err, refused, failed)
+	} else if err != nil {
 		return dbError(err, refused, failed)
 	}
 	if !bulk {
 		return map[string]any{"seq": req.Seq, "job_id": ids[0], "trace": traces[0]}
+	}
+	return map[string]any{"seq": req.Seq, "job_ids": ids}
+}
+
+// newBatch is a random (version 4) UUID: the batch id.
+func newBatch() ([16]byte, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return b, err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return b, nil
+}
+
+// publishRows stages rows (their batch id already set) and publishes them in one transaction:
+// staged rows never commit (ZA006 at COMMIT), and a rejected batch rolls back whole.
+func publishRows(ctx context.Context, conn *pgx.Conn, schema string, batch [16]byte, rows [][]any) ([]int64, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{schema, "bulk_staging"}, stagingColumns, pgx.CopyFromRows(rows)); err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if err := tx.QueryRow(ctx, "SELECT "+quoteIdent(schema)+".publish_batch($1::uuid)", batch).Scan(&ids); err != nil {
+		return nil, err
+	}
+	return ids, tx.Commit(ctx)
+}
+
+// perRowCommit is the mutant per_row_commit: each row its own batch and transaction, so rows
+// before a rejected one stay committed although the answer names the right row.
+func perRowCommit(ctx context.Context, conn *pgx.Conn, req *request, rows [][]any,
+	refused func(any, any, *int, string) map[string]any, failed func(error) map[string]any) map[string]any {
+	var ids []int64
+	for k, row := range rows {
+		batch, err := newBatch()
+		if err != nil {
+			return failed(err)
+		}
+		one := append([]any(nil), row...)
+		one[0], one[1] = batch, int32(1)
+		got, err := publishRows(ctx, conn, req.Schema, batch, [][]any{one})
+		if err != nil {
+			pgErr, d := parseDetail(err)
+			if pgErr == nil || d.Code == nil {
+				return failed(err)
+			}
+			n := k + 1
+			return refused(pgErr.Code, *d.Code, &n, pgErr.Error())
+		}
+		ids = append(ids, got...)
 	}
 	return map[string]any{"seq": req.Seq, "job_ids": ids}
 }

@@ -106,6 +106,25 @@ pub trait Producer: Send {
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault>;
 
+    /// Stage and publish `request.jobs` as one batch (docs/contract.md §14), committed before
+    /// answering, within `timeout`. Only asked of a producer that declares `bulk`.
+    ///
+    /// # Errors
+    /// [`ProducerFault`] on a crash, hang or garbage answer; by default, that this producer
+    /// answers no bulk request.
+    fn bulk(
+        &mut self,
+        request: &wire::BulkRequest,
+        timeout: Duration,
+    ) -> Result<wire::BulkAnswer, ProducerFault> {
+        let _ = (request, timeout);
+        Err(ProducerFault::Other(
+            "this producer answers no bulk request; declare the capability `bulk` only with \
+             a producer that does"
+                .to_owned(),
+        ))
+    }
+
     /// Start afresh after a fault (new process, new hello).
     ///
     /// # Errors

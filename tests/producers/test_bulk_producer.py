@@ -102,3 +102,37 @@ def test_unique_conflict_mutant_is_caught(dsn: str, tmp_path: Path, mutant: str)
     rc, cases, log = run_producer(dsn, tmp_path, mutant)
     failed = {c["name"] for c in cases if c["status"] == "failed"}
     assert rc == 1 and "producer::bulk::unique_conflict" in failed, f"AWA_EXAMPLE_MUTANT={mutant}: exit {rc}, failed {sorted(failed)[:20]}\n{log}"
+
+
+def test_bulk_traffic_matches_the_protocol_schemas(dsn: str, tmp_path: Path) -> None:
+    """The real lines of a bulk run (hello, bulk requests, their answers) against docs/protocol."""
+    import jsonschema
+
+    sent, got = tmp_path / "sent.jsonl", tmp_path / "got.jsonl"
+    cmd = f"tee '{sent}' | examples/producers/bulk/run | tee '{got}'"
+    done = subprocess.run(
+        [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE, "--producer", cmd,
+         "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::bulk::"],
+        cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    def validator(name: str) -> jsonschema.Draft202012Validator:
+        schema = json.loads((ROOT / "docs" / "protocol" / f"{name}.schema.json").read_text(encoding="utf-8"))
+        return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+    requests = [json.loads(line) for line in sent.read_text(encoding="utf-8").splitlines() if line.strip()]
+    answers = [json.loads(line) for line in got.read_text(encoding="utf-8").splitlines() if line.strip()]
+    validator("hello").validate(answers[0])
+    bulk = [r for r in requests if r["type"] == "bulk"]
+    assert len(bulk) >= 2, requests[:3]
+    for r in bulk:
+        validator("bulk-request").validate(r)
+    seqs = {r["seq"] for r in bulk}
+    replies = [a for a in answers[1:] if a.get("seq") in seqs]
+    assert len(replies) == len(bulk)
+    for a in replies:
+        validator("bulk-answer").validate(a)
+    assert any("job_ids" in a for a in replies) and any("refused" in a for a in replies)
+    # A wrong answer is not accepted: the schemas are not blanket.
+    with pytest.raises(jsonschema.ValidationError):
+        validator("bulk-answer").validate({"seq": 1, "job_id": 1})

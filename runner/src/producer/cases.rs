@@ -112,6 +112,24 @@ pub enum Kind {
     },
     /// The producer must refuse (needs the `errors` capability).
     Refusal(RefusalKind),
+    /// One `bulk` request (needs the `bulk` capability): a staged batch (docs/contract.md §14).
+    Bulk(BulkCase),
+}
+
+/// What a bulk case sends as one batch.
+#[derive(Debug, Clone)]
+pub enum BulkCase {
+    /// Every routing_precedence vector at one width, one job each, in one batch; each stored
+    /// job is judged like its own routing case.
+    Routes {
+        /// The queue's width.
+        width: u8,
+        /// The vector ID and routing case of each row, in row order.
+        rows: Vec<(String, RouteCase)>,
+    },
+    /// A plain job, then the same unique job twice: refused `ZA006` `bulk_unique_conflict`
+    /// naming row 3, and nothing published.
+    UniqueConflict,
 }
 
 /// One producer case.
@@ -338,8 +356,53 @@ pub fn cases(vectors: &VectorSet) -> Vec<Case> {
             kind: Kind::Refusal(kind),
         });
     }
+    let bulk = bulk_cases(&out);
+    out.extend(bulk);
     out
 }
+
+/// The bulk cases: one batch per width of the routing_precedence routing cases, and the
+/// unique-conflict batch.
+fn bulk_cases(single: &[Case]) -> Vec<Case> {
+    let mut by_width: std::collections::BTreeMap<u8, Vec<(String, RouteCase)>> =
+        std::collections::BTreeMap::new();
+    for c in single.iter().filter(|c| c.family == "routing_precedence") {
+        if let Kind::Route(r) = &c.kind {
+            by_width
+                .entry(r.width)
+                .or_default()
+                .push((c.id.clone(), r.clone()));
+        }
+    }
+    let mut out: Vec<Case> = by_width
+        .into_iter()
+        .map(|(w, rows)| Case {
+            name: name(BULK_FAMILY, "routing_precedence", &[format!("w{w}")]),
+            family: BULK_FAMILY,
+            id: format!("routing_precedence::w{w}"),
+            description: format!(
+                "every routing_precedence vector at width {w} ({} rows) as one staged batch",
+                rows.len()
+            ),
+            vector: json!({"rows": rows.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>()}),
+            kind: Kind::Bulk(BulkCase::Routes { width: w, rows }),
+        })
+        .collect();
+    out.push(Case {
+        name: name(BULK_FAMILY, "unique_conflict", &[]),
+        family: BULK_FAMILY,
+        id: "unique_conflict".to_owned(),
+        description: "a batch whose rows 2 and 3 take the same unique claim: refused ZA006 \
+                      bulk_unique_conflict at row 3, nothing published"
+            .to_owned(),
+        vector: json!({"refused": {"sqlstate": "ZA006", "code": "bulk_unique_conflict", "row": 3}}),
+        kind: Kind::Bulk(BulkCase::UniqueConflict),
+    });
+    out
+}
+
+/// The family segment of the bulk cases' names.
+pub const BULK_FAMILY: &str = "bulk";
 
 fn concurrency_route(key: &[u8], digest: [u8; DIGEST_LEN], shard: u8, w: u8) -> RouteCase {
     RouteCase {
@@ -415,5 +478,17 @@ mod tests {
         let n = names.len();
         names.dedup();
         assert_eq!(names.len(), n, "names are unique");
+        // Every routing_precedence routing case is a row of exactly one bulk batch.
+        let rows: usize = all
+            .iter()
+            .filter_map(|c| match &c.kind {
+                Kind::Bulk(BulkCase::Routes { rows, .. }) => Some(rows.len()),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(rows, rp);
+        assert!(all
+            .iter()
+            .any(|c| c.name == "producer::bulk::unique_conflict"));
     }
 }

@@ -12,11 +12,11 @@ use awa_conformance_core::{self as core, Route, RouteSource, Width};
 use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
-use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
+use super::cases::{self, BulkCase, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
 use super::judge::{self, Expected, Observed};
 use super::wire::{
-    EnqueueAnswer, EnqueueRequest, Hello, Job, PartitionInputs, Refusal, UniqueInputs,
-    ERRORS_CAPABILITY,
+    BulkAnswer, BulkRefusal, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello, Job,
+    PartitionInputs, Refusal, UniqueInputs, BULK_CAPABILITY, ERRORS_CAPABILITY,
 };
 use super::{Producer, ProducerFault};
 use crate::outcome::{CaseFailure, Verdict};
@@ -165,29 +165,11 @@ const ROTOR: Route = Route {
 fn plan(case: &Case, scope: &str) -> Plan {
     let q = format!("{scope}q");
     match &case.kind {
-        Kind::Route(r) => {
-            let w = i16::from(r.width);
-            let mut job = base_job(&q);
-            job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
-            job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
-            let mut call = base_call(&q);
-            call.ordering_key.clone_from(&r.ordering_key);
-            call.concurrency_key.clone_from(&r.concurrency_key);
-            Plan {
-                widths: vec![(q.clone(), w)],
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(expected(
-                        &q,
-                        w,
-                        r.expect,
-                        r.ordering_key.as_deref(),
-                    ))),
-                }],
-                lock: None,
-            }
-        }
+        Kind::Route(r) => Plan {
+            widths: vec![(q.clone(), i16::from(r.width))],
+            steps: vec![route_step(&q, r)],
+            lock: None,
+        },
         Kind::Unique(u) => {
             let queue = u.by_queue.then_some(q.as_str());
             let key = if u.by_queue {
@@ -295,6 +277,12 @@ fn plan(case: &Case, scope: &str) -> Plan {
                 lock: None,
             }
         }
+        // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
+        Kind::Bulk(_) => Plan {
+            widths: Vec::new(),
+            steps: Vec::new(),
+            lock: None,
+        },
         Kind::Refusal(kind) => {
             let long = vec![0xabu8; core::MAX_KEY_LEN + 1];
             let refused = |job: Job, call: RefCall| Step {
@@ -351,6 +339,27 @@ fn plan(case: &Case, scope: &str) -> Plan {
                 lock: None,
             }
         }
+    }
+}
+
+/// The one step of a routing case on `q`: the keys of `r`, judged against its route.
+fn route_step(q: &str, r: &cases::RouteCase) -> Step {
+    let w = i16::from(r.width);
+    let mut job = base_job(q);
+    job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
+    job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
+    let mut call = base_call(q);
+    call.ordering_key.clone_from(&r.ordering_key);
+    call.concurrency_key.clone_from(&r.concurrency_key);
+    Step {
+        job,
+        call,
+        outcome: Outcome::Stored(Box::new(expected(
+            q,
+            w,
+            r.expect,
+            r.ordering_key.as_deref(),
+        ))),
     }
 }
 
@@ -471,6 +480,15 @@ impl Session {
     #[must_use]
     pub fn not_applicable(&self, case: &Case) -> Option<String> {
         let hello = self.hello();
+        if matches!(case.kind, Kind::Bulk(_)) {
+            return (!hello.has(BULK_CAPABILITY)).then(|| {
+                format!(
+                    "producer {} does not declare capability {BULK_CAPABILITY} (staged batches, \
+                     docs/contract.md §14)",
+                    hello.implementation.name
+                )
+            });
+        }
         let refusal = match &case.kind {
             Kind::Refusal(_) => true,
             Kind::States {
@@ -503,7 +521,10 @@ impl Session {
         inner.cases += 1;
         let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
         let plan = plan(case, &scope);
-        let outcome = self.run_plan(&mut inner, case, &plan);
+        let outcome = match &case.kind {
+            Kind::Bulk(bulk) => self.run_bulk(&mut inner, case, bulk, &scope),
+            _ => self.run_plan(&mut inner, case, &plan),
+        };
         let cleanup = self.cleanup(&mut inner, &scope, plan.lock);
         let stderr = inner.producer.take_diagnostics();
         let outcome = match (outcome, cleanup) {
@@ -681,22 +702,168 @@ impl Session {
             schema: self.db.schema.as_str().to_owned(),
             job: job.clone(),
         };
-        match inner.producer.enqueue(&request, self.timeout) {
-            Ok(a) => Ok(a),
-            Err(ProducerFault::Stopped) => Err(CaseFailure::harness(
+        let answer = inner.producer.enqueue(&request, self.timeout);
+        answer.map_err(|fault| self.fault(inner, fault))
+    }
+
+    /// Ask the producer for one batch; a fault is a harness error, as in [`Self::ask`].
+    fn ask_bulk(
+        &self,
+        inner: &mut Inner,
+        case: &Case,
+        jobs: Vec<Job>,
+    ) -> Result<BulkAnswer, CaseFailure> {
+        inner.seq += 1;
+        let request = BulkRequest {
+            seq: inner.seq,
+            case: case.name.clone(),
+            schema: self.db.schema.as_str().to_owned(),
+            jobs,
+        };
+        let answer = inner.producer.bulk(&request, self.timeout);
+        answer.map_err(|fault| self.fault(inner, fault))
+    }
+
+    /// The harness error of a producer fault, after restarting the producer.
+    fn fault(&self, inner: &mut Inner, fault: ProducerFault) -> CaseFailure {
+        if matches!(fault, ProducerFault::Stopped) {
+            return CaseFailure::harness(
                 "the run was asked to stop while the producer was working",
-            )),
-            Err(fault) => {
-                let restarted = match inner.producer.restart() {
-                    Ok(h) => {
-                        *lock(&self.hello) = h;
-                        "restarted".to_owned()
+            );
+        }
+        let restarted = match inner.producer.restart() {
+            Ok(h) => {
+                *lock(&self.hello) = h;
+                "restarted".to_owned()
+            }
+            Err(e) => format!("restart failed too: {e}"),
+        };
+        CaseFailure::harness(format!(
+            "{fault} (the producer was {restarted}; the run goes on)"
+        ))
+    }
+
+    /// A bulk case: one batch through the producer's `bulk` request (docs/contract.md §14).
+    fn run_bulk(
+        &self,
+        inner: &mut Inner,
+        case: &Case,
+        bulk: &BulkCase,
+        scope: &str,
+    ) -> Result<Verdict, CaseFailure> {
+        let q = format!("{scope}q");
+        match bulk {
+            BulkCase::Routes { width, rows } => {
+                self.run_plan(
+                    inner,
+                    case,
+                    &Plan {
+                        widths: vec![(q.clone(), i16::from(*width))],
+                        steps: Vec::new(),
+                        lock: None,
+                    },
+                )?;
+                let mut batch = Vec::with_capacity(rows.len());
+                for (k, (id, r)) in rows.iter().enumerate() {
+                    let step = route_step(&q, r);
+                    let Outcome::Stored(want) = &step.outcome else {
+                        return Err(CaseFailure::harness("a routing row that expects no job"));
+                    };
+                    let reference = match self.reference(inner, &step.call, &step.job.kind)? {
+                        Ok(o) => o,
+                        Err(r) => {
+                            return Err(CaseFailure::mismatch(
+                                format!(
+                                    "row {} (vector {id}): layer: database semantics: insert_job \
+                                     itself refuses a valid request (in a rolled-back transaction)",
+                                    k + 1
+                                ),
+                                json!({"outcome": "accepted"}),
+                                json!({"insert_job": refusal_json(&r)}),
+                            ))
+                        }
+                    };
+                    judge::judge_reference(case, want, &reference).map_err(|f| at_row(f, k, id))?;
+                    batch.push((step.job.clone(), want.clone(), reference));
+                }
+                let jobs: Vec<Job> = batch.iter().map(|(j, _, _)| j.clone()).collect();
+                match self.ask_bulk(inner, case, jobs)? {
+                    BulkAnswer::Published(ids) if ids.len() == batch.len() => {
+                        for (k, (id, (job_id, (_, want, reference)))) in rows
+                            .iter()
+                            .map(|(id, _)| id)
+                            .zip(ids.iter().zip(&batch))
+                            .enumerate()
+                        {
+                            let stored = self.read(inner, *job_id)?;
+                            judge::judge_stored(case, want, &stored, Some(reference), None)
+                                .map_err(|f| at_row(f, k, id))?;
+                        }
+                        Ok(Verdict::Passed)
                     }
-                    Err(e) => format!("restart failed too: {e}"),
-                };
-                Err(CaseFailure::harness(format!(
-                    "{fault} (the producer was {restarted}; the run goes on)"
-                )))
+                    BulkAnswer::Published(ids) => Err(CaseFailure::mismatch(
+                        format!(
+                            "the producer answered {} job ids for a batch of {} jobs",
+                            ids.len(),
+                            batch.len()
+                        ),
+                        json!({"job_ids": batch.len()}),
+                        json!({"job_ids": ids}),
+                    )),
+                    other => bulk_unexpected(other, json!({"outcome": "published"})),
+                }
+            }
+            BulkCase::UniqueConflict => {
+                let (dup, _, _) = unique_probe(&q, UNIQUE_KEY_STATES, false);
+                let jobs = vec![base_job(&q), dup.clone(), dup];
+                let want = json!({"refused": {"sqlstate": "ZA006", "code": "bulk_unique_conflict", "row": 3}});
+                match self.ask_bulk(inner, case, jobs)? {
+                    BulkAnswer::Refused(r)
+                        if r.sqlstate.as_deref() == Some("ZA006")
+                            && r.code.as_deref() == Some("bulk_unique_conflict")
+                            && r.row == Some(3) =>
+                    {
+                        let client = self.client(inner)?;
+                        let left = self
+                            .db
+                            .pg
+                            .block_on(self.db.count_scope_rows_on(client, scope))
+                            .map_err(|e| CaseFailure::harness(e.to_string()))?
+                            .map_err(|e| {
+                                CaseFailure::harness(format!("counting the case's rows: {e}"))
+                            })?;
+                        if left == 0 {
+                            Ok(Verdict::Passed)
+                        } else {
+                            Err(CaseFailure::mismatch(
+                                format!(
+                                    "the batch was refused, but {left} row(s) of it were \
+                                     committed: stage and publish in one transaction and roll \
+                                     it back on a refusal"
+                                ),
+                                json!({"rows_left": 0}),
+                                json!({"rows_left": left}),
+                            ))
+                        }
+                    }
+                    BulkAnswer::Refused(r) => Err(CaseFailure::mismatch(
+                        format!(
+                            "wrong refusal: {}; required ZA006 bulk_unique_conflict at row 3 \
+                             (rows 2 and 3 take the same unique claim)",
+                            describe_bulk_refusal(&r)
+                        ),
+                        want,
+                        json!({"refused": r}),
+                    )),
+                    BulkAnswer::Published(ids) => Err(CaseFailure::mismatch(
+                        "layer: SQL call encoding: a batch whose rows 2 and 3 take the same \
+                         unique claim was published (the producer sent other unique keys or \
+                         states, or did not publish through publish_batch)",
+                        want,
+                        json!({"job_ids": ids}),
+                    )),
+                    other => bulk_unexpected(other, want),
+                }
             }
         }
     }
@@ -843,6 +1010,49 @@ impl Session {
             })
             .map_err(|e| CaseFailure::harness(e.to_string()))?
     }
+}
+
+/// `f` as the finding of row `k` (0-based) of a batch, from vector `id`.
+fn at_row(mut f: CaseFailure, k: usize, id: &str) -> CaseFailure {
+    f.message = format!("row {} (vector {id}): {}", k + 1, f.message);
+    f
+}
+
+/// The verdict of a bulk answer that is a skip, an error or a refusal of a valid batch.
+fn bulk_unexpected(answer: BulkAnswer, expected: Json) -> Result<Verdict, CaseFailure> {
+    match answer {
+        BulkAnswer::Skipped(reason) => Ok(Verdict::NotApplicable(format!(
+            "skipped by the producer: {reason}"
+        ))),
+        BulkAnswer::Error(msg) => Err(CaseFailure::mismatch(
+            format!("the producer reported an error for this batch: {msg}"),
+            expected,
+            json!({"error": msg}),
+        )),
+        BulkAnswer::Refused(r) => Err(CaseFailure::mismatch(
+            format!(
+                "the producer refused a valid batch ({})",
+                describe_bulk_refusal(&r)
+            ),
+            expected,
+            json!({"refused": r}),
+        )),
+        BulkAnswer::Published(ids) => Err(CaseFailure::mismatch(
+            "the batch was published",
+            expected,
+            json!({"job_ids": ids}),
+        )),
+    }
+}
+
+fn describe_bulk_refusal(r: &BulkRefusal) -> String {
+    format!(
+        "sqlstate {}, code {}, row {}: {}",
+        r.sqlstate.as_deref().unwrap_or("null"),
+        r.code.as_deref().unwrap_or("null"),
+        r.row.map_or_else(|| "null".to_owned(), |k| k.to_string()),
+        r.message
+    )
 }
 
 fn describe_refusal(r: &Refusal) -> String {

@@ -21,6 +21,11 @@
 //! 7. It removes every row of the case's queues (and their claims); whatever a killed run
 //!    left is swept by the next run (the run-scoped names and liveness lock of the SQL suites).
 //!
+//! A producer declaring `bulk` is also sent whole batches (`producer::bulk::*`,
+//! docs/contract.md §14, ADR 0045): every routing vector of a width in one batch, each row
+//! judged as above, and a batch with a duplicate unique claim that must be refused naming its
+//! row with no row of it committed.
+//!
 //! Unique keys that do not hash a queue are global (the claim ignores the queue): such cases
 //! hold an advisory lock keyed by the key (bounded by `lock_timeout`) from before the
 //! reference call until their rows are gone, so two concurrent runs never collide.
@@ -105,6 +110,25 @@ pub trait Producer: Send {
         request: &EnqueueRequest,
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault>;
+
+    /// Stage and publish `request.jobs` as one batch (docs/contract.md §14), committed before
+    /// answering, within `timeout`. Only asked of a producer that declares `bulk`.
+    ///
+    /// # Errors
+    /// [`ProducerFault`] on a crash, hang or garbage answer; by default, that this producer
+    /// answers no bulk request.
+    fn bulk(
+        &mut self,
+        request: &wire::BulkRequest,
+        timeout: Duration,
+    ) -> Result<wire::BulkAnswer, ProducerFault> {
+        let _ = (request, timeout);
+        Err(ProducerFault::Other(
+            "this producer answers no bulk request; declare the capability `bulk` only with \
+             a producer that does"
+                .to_owned(),
+        ))
+    }
 
     /// Start afresh after a fault (new process, new hello).
     ///

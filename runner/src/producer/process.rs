@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::wire::{stop_line, EnqueueAnswer, EnqueueRequest, Hello};
+use super::wire::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
 use super::{Producer, ProducerFault};
 use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, StderrTail, Waited};
 
@@ -179,13 +179,14 @@ impl SubprocessProducer {
         }
     }
 
-    fn exchange(
+    /// Send one request line and wait for the answer to `seq`, parsed by `parse`.
+    fn exchange<A>(
         &mut self,
-        request: &EnqueueRequest,
+        line: String,
+        seq: u64,
         timeout: Duration,
-    ) -> Result<EnqueueAnswer, ProducerFault> {
-        let line = serde_json::to_string(request)
-            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
+        parse: fn(&str) -> Result<(u64, A), String>,
+    ) -> Result<A, ProducerFault> {
         let stopped = Arc::clone(&self.limits.stopped);
         let max_line = self.limits.max_line;
         let Some(r) = self.running.as_mut() else {
@@ -201,12 +202,10 @@ impl SubprocessProducer {
             match recv_until(&r.lines, deadline, &*stopped) {
                 Ok(Read::Line(l)) if l.trim().is_empty() => {}
                 Ok(Read::Line(l)) => {
-                    let (seq, answer) =
-                        EnqueueAnswer::parse_line(&l).map_err(ProducerFault::Protocol)?;
-                    if seq != request.seq {
+                    let (answered, answer) = parse(&l).map_err(ProducerFault::Protocol)?;
+                    if answered != seq {
                         return Err(ProducerFault::Protocol(format!(
-                            "answered seq {seq}, the outstanding request is seq {}",
-                            request.seq
+                            "answered seq {answered}, the outstanding request is seq {seq}"
                         )));
                     }
                     return Ok(answer);
@@ -270,7 +269,27 @@ impl Producer for SubprocessProducer {
         if self.running.is_none() {
             self.start()?;
         }
-        let out = self.exchange(request, timeout);
+        let line = serde_json::to_string(request)
+            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
+        let out = self.exchange(line, request.seq, timeout, EnqueueAnswer::parse_line);
+        if out.is_err() {
+            // Whatever state it is in, it is not trusted with another request.
+            self.kill();
+        }
+        out
+    }
+
+    fn bulk(
+        &mut self,
+        request: &BulkRequest,
+        timeout: Duration,
+    ) -> Result<BulkAnswer, ProducerFault> {
+        if self.running.is_none() {
+            self.start()?;
+        }
+        let line = serde_json::to_string(request)
+            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
+        let out = self.exchange(line, request.seq, timeout, BulkAnswer::parse_line);
         if out.is_err() {
             // Whatever state it is in, it is not trusted with another request.
             self.kill();

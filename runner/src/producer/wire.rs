@@ -15,7 +15,7 @@ pub const PROTOCOL_VERSION: u64 = 2;
 pub const ENQUEUE_CAPABILITY: &str = "enqueue";
 /// The capability of a producer that is also sent the expected-refusal cases.
 pub const ERRORS_CAPABILITY: &str = "errors";
-/// The capability of a producer that answers `bulk` requests (reserved; not sent by this engine).
+/// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
 pub const BULK_CAPABILITY: &str = "bulk";
 
 /// `implementation` of a hello.
@@ -312,6 +312,121 @@ impl EnqueueAnswer {
     }
 }
 
+/// `{"type":"bulk","seq":…,"case":…,"schema":…,"jobs":[…]}`: stage the jobs as rows `1..n`
+/// of one new batch, publish it with `publish_batch`, commit, answer (docs/contract.md §14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "bulk")]
+pub struct BulkRequest {
+    /// Request number, echoed in the answer.
+    pub seq: u64,
+    /// The trial name this request serves.
+    pub case: String,
+    /// The contract schema name.
+    pub schema: String,
+    /// The jobs, in row order (row `k` is `jobs[k-1]`).
+    pub jobs: Vec<Job>,
+}
+
+/// A refusal of a batch: `ZA006` with the DETAIL's `code` and `row`, or a client refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BulkRefusal {
+    /// The SQLSTATE the driver reported, or null for a client-side refusal.
+    pub sqlstate: Option<String>,
+    /// The contract error code (DETAIL `code`, or the client's), or null.
+    pub code: Option<String>,
+    /// The row the refusal names (DETAIL `row`), or null.
+    #[serde(default)]
+    pub row: Option<u64>,
+    /// The message, for the report.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// What a producer answered to one bulk request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkAnswer {
+    /// The batch was published and committed; the job ids in job order.
+    Published(Vec<i64>),
+    /// The batch was refused (nothing published).
+    Refused(BulkRefusal),
+    /// The producer cannot do this request (not applicable).
+    Skipped(String),
+    /// The producer failed on the request (a finding).
+    Error(String),
+}
+
+/// The wire form of a bulk answer, every member optional so a bad one gets a precise message.
+#[derive(Deserialize, Serialize, Default)]
+struct RawBulkAnswer {
+    seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    job_ids: Option<Vec<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refused: Option<BulkRefusal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skipped: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Json>,
+}
+
+impl BulkAnswer {
+    /// Parse one bulk answer line; returns its `seq` and the answer.
+    ///
+    /// # Errors
+    /// A message naming what is wrong (not JSON, no integer seq, none or several of
+    /// `job_ids` / `refused` / `skipped` / `error`).
+    pub fn parse_line(line: &str) -> Result<(u64, Self), String> {
+        let short = || line.chars().take(200).collect::<String>();
+        let raw: RawBulkAnswer = serde_json::from_str(line)
+            .map_err(|e| format!("not a bulk answer ({e}): {}", short()))?;
+        let kinds = usize::from(raw.job_ids.is_some())
+            + usize::from(raw.refused.is_some())
+            + usize::from(raw.skipped == Some(true))
+            + usize::from(raw.error.is_some());
+        if kinds != 1 {
+            return Err(format!(
+                "answer {} must have exactly one of job_ids, refused, skipped:true, error: {}",
+                raw.seq,
+                short()
+            ));
+        }
+        let answer = if let Some(ids) = raw.job_ids {
+            Self::Published(ids)
+        } else if let Some(r) = raw.refused {
+            Self::Refused(r)
+        } else if let Some(e) = raw.error {
+            Self::Error(e.as_str().map_or_else(|| e.to_string(), str::to_owned))
+        } else {
+            Self::Skipped(
+                raw.reason
+                    .unwrap_or_else(|| "skipped by the producer".to_owned()),
+            )
+        };
+        Ok((raw.seq, answer))
+    }
+
+    /// The wire form of this answer to request `seq`.
+    #[must_use]
+    pub fn to_json(&self, seq: u64) -> Json {
+        let mut raw = RawBulkAnswer {
+            seq,
+            ..RawBulkAnswer::default()
+        };
+        match self {
+            Self::Published(ids) => raw.job_ids = Some(ids.clone()),
+            Self::Refused(r) => raw.refused = Some(r.clone()),
+            Self::Skipped(reason) => {
+                raw.skipped = Some(true);
+                raw.reason = Some(reason.clone());
+            }
+            Self::Error(e) => raw.error = Some(Json::String(e.clone())),
+        }
+        serde_json::to_value(raw).unwrap_or(Json::Null)
+    }
+}
+
 /// `{"type":"stop"}`: the last line the runner sends.
 #[must_use]
 pub fn stop_line() -> &'static str {
@@ -351,6 +466,37 @@ mod tests {
         assert!(EnqueueAnswer::from_json(&json!({"seq": 1})).is_err());
         assert!(EnqueueAnswer::from_json(&json!({"seq": 1, "job_id": 1, "error": "x"})).is_err());
         assert!(EnqueueAnswer::from_json(&json!({"job_id": 1})).is_err());
+    }
+
+    #[test]
+    fn bulk_answers_round_trip_and_bad_ones_are_named() {
+        for a in [
+            BulkAnswer::Published(vec![1, 2]),
+            BulkAnswer::Refused(BulkRefusal {
+                sqlstate: Some("ZA006".into()),
+                code: Some("bulk_unique_conflict".into()),
+                row: Some(3),
+                message: "conflict".into(),
+            }),
+            BulkAnswer::Skipped("no".into()),
+            BulkAnswer::Error("boom".into()),
+        ] {
+            let line = a.to_json(4).to_string();
+            assert_eq!(BulkAnswer::parse_line(&line).unwrap(), (4, a));
+        }
+        assert!(BulkAnswer::parse_line("nope").is_err());
+        assert!(BulkAnswer::parse_line(r#"{"seq":1}"#).is_err());
+        assert!(BulkAnswer::parse_line(r#"{"seq":1,"job_ids":[1],"error":"x"}"#).is_err());
+        assert!(BulkAnswer::parse_line(r#"{"seq":1,"job_id":1}"#).is_err());
+        let r = BulkRequest {
+            seq: 2,
+            case: "producer::bulk::x".into(),
+            schema: "awa".into(),
+            jobs: vec![],
+        };
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["type"], "bulk");
+        assert_eq!(serde_json::from_value::<BulkRequest>(j).unwrap(), r);
     }
 
     #[test]

@@ -126,6 +126,19 @@ impl DbSetup {
     ) -> Result<(), PgError> {
         sweep::sweep_on(client, self, scope, &[], None).await
     }
+
+    /// How many committed rows of the schema's tables have a queue named `scope…` (a rejected
+    /// bulk batch must leave none), on `client`.
+    ///
+    /// # Errors
+    /// [`PgError`] when the count could not run.
+    pub async fn count_scope_rows_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+    ) -> Result<i64, PgError> {
+        sweep::count_scope_rows(client, self, scope).await
+    }
 }
 
 /// Why the DB suites cannot run at all.

@@ -209,6 +209,32 @@ pub(super) async fn sweep_on(
     Ok(())
 }
 
+/// The number of rows of the schema's tables (those with a queue column) whose queue starts
+/// with `prefix`.
+pub(super) async fn count_scope_rows(
+    client: &Client,
+    db: &DbSetup,
+    prefix: &str,
+) -> Result<i64, PgError> {
+    let s = db.schema.quoted();
+    let mut n = 0i64;
+    for t in sweep_tables(client, db).await?.iter().filter(|t| t.queue) {
+        let row = client
+            .query_one(
+                &include_str!("../../../sql/scope_row_count.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[&prefix],
+            )
+            .await
+            .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
+        n += row
+            .try_get::<_, i64>(0)
+            .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
+    }
+    Ok(n)
+}
+
 /// A base table of the schema and the columns a run-scoped row can be found by.
 struct SweepTable {
     name: String,

@@ -7,7 +7,9 @@ reference schema installed, and the project venv's python for psycopg/blake3)
 Prints, for each contender, the cases it ran, its wall time (median of N runs) and cases/s:
   adapter-protocol   `awa-conformance --adapter <trivial adapter> adapter::`: the runner's
                      function-adapter path with an adapter that only looks answers up (no
-                     hashing), i.e. the protocol's own overhead per case.
+                     hashing): the protocol's cost per case, with the runner's start-up
+                     (vector loading and verification) and the adapter's included, so the
+                     rate is a floor.
   producer-engine    `awa-conformance --producer examples/producers/python/run producer::`:
                      the one engine, end to end (enqueue, read back, judge, clean up).
   check_producer-old the previous release's Python `check_producer` (its own engine, SQL and
@@ -42,8 +44,9 @@ for release in sorted(pathlib.Path(sys.argv[1]).iterdir()):
         if isinstance(doc, dict) and "vectors" in doc:
             for v in doc["vectors"]:
                 answers[v["id"]] = v["expected"]
-fams = ["canonical_json", "unique_key", "ordering_shard", "partition", "concurrency_digest",
-        "concurrency_shard", "routing_precedence", "move_shard", "unique_states", "errors"]
+fams = sys.argv[2].split(",") if len(sys.argv) > 2 else [
+    "canonical_json", "unique_key", "ordering_shard", "partition", "concurrency_digest",
+    "concurrency_shard", "routing_precedence", "move_shard", "unique_states", "errors"]
 out = sys.stdout
 out.write(json.dumps({"type": "hello", "protocol": 1,
                       "implementation": {"name": "bench-lookup", "version": "0"},
@@ -139,11 +142,11 @@ def main() -> None:
         except Exception as e:  # the old engine may not load against a future package
             print(f"check_producer-old: not measured ({type(e).__name__}: {e})")
     base = rows.get("check_producer-old")
-    print(f"{'contender':<20} {'cases':>6} {'median s':>9} {'cases/s':>9} {'vs old':>7}")
+    print(f"{'contender':<28} {'cases':>6} {'median s':>9} {'cases/s':>9} {'vs old':>7}")
     for name, (n, t) in rows.items():
         rate = n / t if t else 0.0
-        ratio = f"{rate / (base[0] / base[1]):.2f}x" if base and base[0] else "-"
-        print(f"{name:<20} {n:>6} {t:>9.2f} {rate:>9.0f} {ratio:>7}")
+        ratio = f"{rate / (base[0] / base[1]):.2f}x" if base and base[0] and name.startswith(("producer", "check")) else "-"
+        print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {ratio:>7}")
 
 
 if __name__ == "__main__":

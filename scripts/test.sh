@@ -208,7 +208,7 @@ example_producers() {
 
 # The Python example producer: its own protocol tests (stored jobs judged from the vector
 # files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
-# of runner_dsn): every producer:: case passes (at least 100), and three deliberate mistakes
+# of runner_dsn): every producer:: case passes (at least 100), and four deliberate mistakes
 # (AWA_PRODUCER_BREAK) each fail their family with exit 1.
 python_producer() {
     local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family
@@ -222,7 +222,7 @@ bad = [(c["name"], c["status"]) for c in cases if c["status"] != "passed"]
 if len(cases) < 100 or bad:
     sys.exit(f"python_producer: {len(cases)} producer cases (need >= 100), not passed: {bad[:10]}")
 PYEOF
-    for mistake in no_ordering_key:routing_precedence json_dumps:unique_key bit8:refusal; do
+    for mistake in no_ordering_key:routing_precedence no_concurrency_key:concurrency_shard json_dumps:unique_key bit8:refusal; do
         family="${mistake#*:}" mistake="${mistake%%:*}" code=0
         AWA_PRODUCER_BREAK="$mistake" AWA_PRODUCER_CLIENT_CHECKS=0 "${run[@]}" "producer::$family::" >/dev/null 2>&1 || code=$?
         if [ "$code" -ne 1 ]; then

@@ -95,6 +95,13 @@ def test_off_by_one_shard_is_caught(dsn: str, tmp_path: Path) -> None:
     assert "producer::bulk::unique_conflict" in passed, f"{sorted(killed)}\n{log}"
 
 
+def test_no_concurrency_key_is_caught(dsn: str, tmp_path: Path) -> None:
+    rc, cases, log = run_producer(dsn, tmp_path, "no_concurrency_key")
+    killed = {family(c) for c in cases if c["status"] == "failed"}
+    assert rc == 1, f"AWA_EXAMPLE_MUTANT=no_concurrency_key: exit {rc}\n{log}"
+    assert {"routing_precedence", "concurrency_shard"} <= killed, f"failed families: {sorted(killed)}\n{log}"
+
+
 # Each breaks one thing the unique-conflict batch checks: nothing of a refused batch committed,
 # the row the refusal names, the refusal itself.
 @pytest.mark.parametrize("mutant", ["per_row_commit", "rows_from_zero", "no_unique_key"])

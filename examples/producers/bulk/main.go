@@ -197,6 +197,9 @@ func stageRow(j *job, rowNo int, width func(string) (int, error)) ([]any, map[st
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if mutant == "no_concurrency_key" {
+		concurrencyKey = nil // the mutant: the concurrency key is never staged
+	}
 	for _, k := range []struct {
 		field string
 		key   []byte

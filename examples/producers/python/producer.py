@@ -48,6 +48,7 @@ PARTITION_DOMAIN = 0x9D4D1B2F53A70C91  # contract §5
 #: Mistakes real producers made, one per name; AWA_PRODUCER_BREAK picks one.
 BREAKS = {
     "no_ordering_key": "never sends the ordering key",
+    "no_concurrency_key": "never sends the concurrency key",
     "bit8": "binds unique_states as $n::bit(8), which pads '1111' silently (contract §3)",
     "json_dumps": "hashes args as json.dumps(sort_keys=True) instead of canonical JSON",
     "logical_queue": "hashes the logical queue, not the physical one, for by_queue",
@@ -258,6 +259,8 @@ class Producer:
                 ordering_key = pkey
         if BREAK == "no_ordering_key":
             ordering_key = None
+        if BREAK == "no_concurrency_key":
+            concurrency_key = None
 
         args_doc = job.get("args")
         args_bytes = None

@@ -394,6 +394,7 @@ def test_stop_on_eof(db: Db) -> None:
 # Each deliberate mistake is caught by the judge it concerns: (extra environment, judge).
 MUTANTS: dict[str, tuple[dict[str, str], Any]] = {
     "no_ordering_key": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence")[:20])),
+    "no_concurrency_key": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence"))),
     "key_as_text": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence"))),
     "json_dumps": ({}, lambda p, db: judge_unique(p, db, vectors("unique_key"))),
     "logical_queue": ({}, lambda p, db: judge_partition(p, db, vectors("partition")[:20])),

@@ -181,13 +181,15 @@ PYEOF
 }
 
 # A short seeded fuzz (docs/fuzz.md): random vectors beyond the frozen ones against the reference
-# schema and the Python example adapter find no disagreement (runner/tests/db_fuzz.rs shows that
+# schema, the Python example adapter and the Python example producer find no disagreement (runner/tests/db_fuzz.rs shows that
 # the same runs find a wrong database and a wrong adapter). A fixed seed keeps CI reproducible.
 fuzz_smoke() {
     local rc=0
     "$RUNNER" schema install --dsn "$DATABASE_URL" --schema awa_fuzz --producer-role awa_fuzz_producer &&
     "$RUNNER" fuzz --dsn "$DATABASE_URL" --schema awa_fuzz --seed 1 --cases 40 &&
-    "$RUNNER" fuzz --adapter "$PY $ROOT/examples/adapters/python/adapter.py" --seed 1 --cases 100 || rc=1
+    "$RUNNER" fuzz --adapter "$PY $ROOT/examples/adapters/python/adapter.py" --seed 1 --cases 100 &&
+    "$RUNNER" fuzz --dsn "$DATABASE_URL" --schema awa_fuzz --producer-role awa_fuzz_producer \
+        --producer "$ROOT/examples/producers/python/run" --seed 1 --cases 30 || rc=1
     "$RUNNER" schema uninstall --dsn "$DATABASE_URL" --schema awa_fuzz --producer-role awa_fuzz_producer >/dev/null || rc=1
     return "$rc"
 }

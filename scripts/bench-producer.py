@@ -10,8 +10,9 @@ Prints, for each contender, the cases it ran, its wall time (median of N runs) a
                      hashing): the protocol's cost per case, with the runner's start-up
                      (vector loading and verification) and the adapter's included, so the
                      rate is a floor.
-  producer-engine    `awa-conformance --producer examples/producers/python/run producer::`:
-                     the one engine, end to end (enqueue, read back, judge, clean up).
+  producer-engine L  `awa-conformance --producer examples/producers/L/run producer::` for each
+                     example producer L: the one engine, end to end (enqueue, read back, judge,
+                     clean up); build the examples first (`examples/producers/L/run --build`).
   check_producer-old the previous release's Python `check_producer` (its own engine, SQL and
                      judge in Python), loaded from git history, with a psycopg insert callable.
 Ratios are printed against the old check_producer. Speed is never asserted in a test.
@@ -121,9 +122,14 @@ def main() -> None:
         adapter_cmd = f"{sys.executable} {adapter} {ROOT / 'vectors'}"
         contenders = {
             "adapter-protocol": lambda: timed([a.runner, "--no-embedded", "--adapter", adapter_cmd, "adapter::"], env),
-            "producer-engine": lambda: timed(
-                [a.runner, "--dsn", dsn, "--producer", str(ROOT / "examples/producers/python/run"), "producer::"], env),
         }
+        # End to end through the one engine, for each example producer (built beforehand: each
+        # `run --build`), so per-example rates are measured side by side in this run.
+        for lang in ("python", "node", "go", "java", "bulk"):
+            run = ROOT / "examples" / "producers" / lang / "run"
+            if run.exists():
+                contenders[f"producer-engine {lang}"] = (
+                    lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "producer::"], env))
         rows = {}
         for name, fn in contenders.items():
             times, n = [], 0

@@ -102,10 +102,11 @@ def test_licences_readme_and_project_metadata(unpacked):
     assert "Environment :: Console" in classifiers and "Topic :: Software Development :: Testing" in classifiers
 
 
-def test_tomli_is_declared_for_python_before_3_11(unpacked):
+def test_no_unconditional_runtime_dependency(unpacked):
+    # Expected-failures files are JSON, read by the runner's loader: nothing (tomli included)
+    # is needed at run time; optional extras (e.g. psycopg for producers) carry `extra ==`.
     requires = _metadata(unpacked).get_all("Requires-Dist", [])
-    marker = re.compile(r"""python(_full)?_version\s*<\s*['"]3\.11['"]""")
-    assert any(r.startswith("tomli") and marker.search(r) for r in requires), requires
+    assert all("extra ==" in r for r in requires), requires
 
 
 def test_console_script_entry_point(unpacked):
@@ -113,8 +114,10 @@ def test_console_script_entry_point(unpacked):
     assert re.search(r"^\[console_scripts\]\s*\nawa-conformance\s*=\s*awa_conformance\._cli:main", entry_points, re.M), entry_points
 
 
-def test_python_3_10_reads_toml_expected_failures(tmp_path):
-    """On 3.10 (no tomllib) the declared tomli dependency makes a TOML file load."""
+def test_python_3_10_reads_expected_failures(tmp_path):
+    """The abi3 wheel works on 3.10, the oldest Python it declares: it installs with no
+    dependency and loads an expected-failures file through the runner's one loader (JSON,
+    the only format since the Python layer reuses the runner's)."""
     candidates = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))]
     candidates += [c for c in [shutil.which("python3.10")] if c]
     # A pyenv shim exists even when no 3.10 is active: take the first interpreter that runs.
@@ -124,7 +127,7 @@ def test_python_3_10_reads_toml_expected_failures(tmp_path):
     )
     if py310 is None:
         if os.environ.get("CI"):
-            pytest.fail("CI needs a python3.10 to check the tomli dependency")
+            pytest.fail("CI needs a python3.10 to check the wheel on the oldest Python it declares")
         pytest.skip("no python3.10 on this machine")
     venv = tmp_path / "py310"
     subprocess.run([py310, "-m", "venv", str(venv)], check=True)
@@ -132,16 +135,16 @@ def test_python_3_10_reads_toml_expected_failures(tmp_path):
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(WHEEL)],
         check=True, timeout=300,
     )
-    toml = tmp_path / "xfail.toml"
-    toml.write_text(
-        'version = 1\nexpected_failures = [{ id = "rp-x", reason = "tracked" }]\n', encoding="utf-8"
+    xfail = tmp_path / "xfail.json"
+    xfail.write_text(
+        '{"version": 1, "expected_failures": [{"id": "rp-x", "reason": "tracked"}]}\n', encoding="utf-8"
     )
     code = (
         "import sys; from awa_conformance.expected_failures import load_expected_failures as f;"
         "print(f(sys.argv[1], ['rp-x']))"
     )
     p = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", code, str(toml)], capture_output=True, text=True, timeout=60, check=False
+        [str(venv / "bin" / "python"), "-c", code, str(xfail)], capture_output=True, text=True, timeout=60, check=False
     )
     assert p.returncode == 0, p.stderr
-    assert "{'rp-x': 'tracked'}" in p.stdout
+    assert "rp-x" in p.stdout and "tracked" in p.stdout, p.stdout

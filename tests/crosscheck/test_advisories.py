@@ -187,3 +187,19 @@ def test_a7_insert_many_copy_drops_duplicates_silently(released: Released) -> No
         client.enqueue_many_copy([{"a": 2}, {"a": 2}], kind="xc.adv7", queue="xc_adv7", unique_opts={})
     count = released.conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv7'").fetchone()
     assert count == (1,)
+
+
+def test_a8_python_insert_raises_after_storing_a_float_near_f64_max(released: Released) -> None:
+    """A8: insert stores the job, then cannot decode its jsonb args back; insert_many_copy raises
+    and stores nothing; enqueue_many_copy stores and returns normally."""
+    client = released.client
+    big = 1.7976931348623157e308
+    with pytest.raises(awa.DatabaseError, match="number out of range"):
+        client.insert({"max": big}, kind="xc.adv8", queue="xc_adv8")
+    with pytest.raises(awa.DatabaseError, match="number out of range"):
+        client.insert_many_copy([{"max": big}], kind="xc.adv8", queue="xc_adv8")
+    assert client.enqueue_many_copy([{"max": big}], kind="xc.adv8", queue="xc_adv8") == 1
+    count = released.conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv8'").fetchone()
+    assert count == (2,), "insert stored its job although it raised; insert_many_copy stored none"
+    back = client.insert({"big": 1e16}, kind="xc.adv8", queue="xc_adv8")
+    assert back.args == {"big": 10000000000000000} and isinstance(back.args["big"], int)

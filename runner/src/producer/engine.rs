@@ -13,7 +13,7 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
 use super::cases::{self, BulkCase, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
-use super::judge::{self, Expected, Observed};
+use super::judge::{self, Expected, Observed, Records};
 use super::wire::{
     BulkAnswer, BulkRefusal, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello, Job,
     PartitionInputs, Refusal, UniqueInputs, BULK_CAPABILITY, ERRORS_CAPABILITY,
@@ -73,9 +73,73 @@ struct Inner {
     cases: u64,
 }
 
+/// What the engine checks against: the contract's `insert_job`, or released Awa's
+/// `insert_job_compat` (the compat profile, docs/released-awa.md).
+#[derive(Debug, Clone)]
+enum Target {
+    /// `insert_job` is the reference; `job_routing` reads the stored job.
+    Contract,
+    /// Released Awa under queue storage: `insert_job_compat` is the reference; the stored job
+    /// is read from queue storage (the quoted schema).
+    Released { storage: String },
+    /// Released Awa on the canonical engine, which keeps no enqueue shard: every case is not
+    /// applicable, with this reason.
+    Unreadable(String),
+}
+
+impl Target {
+    fn of(db: &DbSetup) -> Self {
+        match &db.compat {
+            None => Self::Contract,
+            Some(_) => match crate::suites::db::compat::storage(db) {
+                Ok(Ok(storage)) => Self::Released { storage },
+                Ok(Err(why)) | Err(crate::outcome::CaseFailure { message: why, .. }) => {
+                    Self::Unreadable(why)
+                }
+            },
+        }
+    }
+
+    fn records(&self) -> Records {
+        match self {
+            Self::Contract => Records::CONTRACT,
+            Self::Released { .. } | Self::Unreadable(_) => Records::RELEASED,
+        }
+    }
+}
+
+/// Why `case` cannot be checked on released Awa: it needs what arrives with `insert_job`.
+fn released_reason(case: &Case) -> Option<&'static str> {
+    const NO_CONCURRENCY: &str = "released Awa has no concurrency key (no digest, no \
+        concurrency shard); it arrives with awa.insert_job";
+    match &case.kind {
+        Kind::Bulk(_) => Some(
+            "released Awa has no staged bulk path (bulk_staging, publish_batch: contract §14 \
+             arrives with awa.insert_job)",
+        ),
+        Kind::Route(r) if r.concurrency_key.is_some() => Some(NO_CONCURRENCY),
+        Kind::Refusal(RefusalKind::ConcurrencyKeyTooLong)
+        | Kind::Refusal(RefusalKind::Keys {
+            concurrency_key: Some(_),
+            ..
+        }) => Some(NO_CONCURRENCY),
+        Kind::Refusal(RefusalKind::OrderingKeyTooLong | RefusalKind::Keys { .. }) => Some(
+            "released Awa sets no key length limit (ZA003 key_too_long arrives with \
+             awa.insert_job)",
+        ),
+        Kind::Refusal(RefusalKind::UniqueStates(_)) => Some(
+            "released insert_job_compat takes unique_states as bit(8), and a text bit string \
+             of another length is padded or truncated, never refused (22026 arrives with \
+             awa.insert_job)",
+        ),
+        _ => None,
+    }
+}
+
 /// A producer and the runner's connection, shared by every producer case of a run.
 pub struct Session {
     db: Arc<DbSetup>,
+    target: Target,
     timeout: Duration,
     hello: Mutex<Hello>,
     inner: Mutex<Inner>,
@@ -434,6 +498,23 @@ fn refusal_wanted(kind: &RefusalKind) -> &'static str {
     }
 }
 
+/// A row of `released_job.sql` as the judge reads it (released Awa records no route source
+/// and no ordering key).
+fn released_observed(r: &tokio_postgres::Row) -> Observed {
+    Observed {
+        job_id: r.try_get(0).ok(),
+        queue: r.try_get(1).ok(),
+        state: r.try_get(2).ok(),
+        priority: r.try_get(3).ok(),
+        enqueue_shard: r.try_get(4).ok().flatten(),
+        route_source: None,
+        concurrency_digest: None,
+        ordering_key_digest: None,
+        unique_key: r.try_get(5).ok().flatten(),
+        unique_states: r.try_get(6).ok().flatten(),
+    }
+}
+
 fn is_harness_error(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
         None => true,
@@ -458,6 +539,7 @@ impl Session {
             .check_enqueue()
             .map_err(|e| crate::error::Error::Harness { detail: e })?;
         Ok(Arc::new(Self {
+            target: Target::of(&db),
             db,
             timeout,
             hello: Mutex::new(hello),
@@ -479,6 +561,15 @@ impl Session {
     /// Why `case` does not apply to this producer, if it does not.
     #[must_use]
     pub fn not_applicable(&self, case: &Case) -> Option<String> {
+        match &self.target {
+            Target::Contract => {}
+            Target::Unreadable(why) => return Some(why.clone()),
+            Target::Released { .. } => {
+                if let Some(why) = released_reason(case) {
+                    return Some(why.to_owned());
+                }
+            }
+        }
         let hello = self.hello();
         if matches!(case.kind, Kind::Bulk(_)) {
             return (!hello.has(BULK_CAPABILITY)).then(|| {
@@ -594,7 +685,8 @@ impl Session {
         Ok(Verdict::Passed)
     }
 
-    /// The reference call in a rolled-back transaction.
+    /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa
+    /// `insert_job_compat` with the job read back from queue storage before the rollback.
     fn reference(
         &self,
         inner: &mut Inner,
@@ -602,8 +694,8 @@ impl Session {
         kind: &str,
     ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
         let s = self.db.schema.quoted();
+        let storage = self.storage()?;
         let client = self.client(inner)?;
-        let sql = include_str!("../../sql/insert_job_call.sql").replace("@S@", s);
         self.db
             .pg
             .block_on(async {
@@ -611,43 +703,47 @@ impl Session {
                     .batch_execute("BEGIN")
                     .await
                     .map_err(|e| self.db_err("BEGIN", &e))?;
-                let row = client
-                    .query_one(
-                        &sql,
-                        &[
-                            &kind,
-                            &call.queue,
-                            &"{}",
-                            &call.priority,
-                            &25i16,
-                            &call.run_at,
-                            &"{}",
-                            &Vec::<String>::new(),
-                            &call.unique_key,
-                            &call.unique_states,
-                            &call.ordering_key,
-                            &call.concurrency_key,
-                            &"{}",
-                        ],
-                    )
-                    .await;
+                let observed = match storage {
+                    None => client
+                        .query_one(
+                            &include_str!("../../sql/insert_job_call.sql").replace("@S@", s),
+                            &[
+                                &kind,
+                                &call.queue,
+                                &"{}",
+                                &call.priority,
+                                &25i16,
+                                &call.run_at,
+                                &"{}",
+                                &Vec::<String>::new(),
+                                &call.unique_key,
+                                &call.unique_states,
+                                &call.ordering_key,
+                                &call.concurrency_key,
+                                &"{}",
+                            ],
+                        )
+                        .await
+                        .map(|r| Observed {
+                            job_id: r.try_get(0).ok(),
+                            queue: r.try_get(1).ok(),
+                            state: r.try_get(2).ok(),
+                            priority: r.try_get(3).ok(),
+                            enqueue_shard: r.try_get(4).ok(),
+                            route_source: r.try_get(5).ok(),
+                            concurrency_digest: r.try_get(6).ok().flatten(),
+                            ordering_key_digest: None,
+                            unique_key: r.try_get(7).ok().flatten(),
+                            unique_states: None,
+                        }),
+                    Some(storage) => self.reference_released(client, storage, call, kind).await,
+                };
                 client
                     .batch_execute("ROLLBACK")
                     .await
                     .map_err(|e| self.db_err("ROLLBACK", &e))?;
-                match row {
-                    Ok(r) => Ok(Ok(Observed {
-                        job_id: r.try_get(0).ok(),
-                        queue: r.try_get(1).ok(),
-                        state: r.try_get(2).ok(),
-                        priority: r.try_get(3).ok(),
-                        enqueue_shard: r.try_get(4).ok(),
-                        route_source: r.try_get(5).ok(),
-                        concurrency_digest: r.try_get(6).ok().flatten(),
-                        ordering_key_digest: None,
-                        unique_key: r.try_get(7).ok().flatten(),
-                        unique_states: None,
-                    })),
+                match observed {
+                    Ok(o) => Ok(Ok(o)),
                     Err(e) if is_harness_error(&e) => {
                         Err(self.db_err("the reference insert_job call", &e))
                     }
@@ -668,9 +764,74 @@ impl Session {
             .map_err(|e| CaseFailure::harness(e.to_string()))?
     }
 
+    /// Released Awa's reference, inside the caller's transaction: `insert_job_compat` bound
+    /// as the released SDKs bind it (a job with `run_at` starts `scheduled`), then the job as
+    /// queue storage (`storage`, quoted) keeps it.
+    async fn reference_released(
+        &self,
+        client: &Client,
+        storage: &str,
+        call: &RefCall,
+        kind: &str,
+    ) -> Result<Observed, tokio_postgres::Error> {
+        let state = if call.run_at.is_some() {
+            "scheduled"
+        } else {
+            "available"
+        };
+        let row = client
+            .query_one(
+                &include_str!("../../sql/compat_insert.sql")
+                    .replace("@S@", self.db.schema.quoted()),
+                &[
+                    &kind,
+                    &call.queue,
+                    &"{}",
+                    &state,
+                    &call.priority,
+                    &25i16,
+                    &call.run_at,
+                    &Vec::<String>::new(),
+                    &call.unique_key,
+                    &call.unique_states,
+                    &call.ordering_key,
+                ],
+            )
+            .await?;
+        let job_id: i64 = row.try_get(0)?;
+        let stored = client
+            .query_opt(
+                &include_str!("../../sql/released_job.sql").replace("@Q@", storage),
+                &[&job_id],
+            )
+            .await?;
+        Ok(stored.map(|r| released_observed(&r)).unwrap_or_default())
+    }
+
+    /// The quoted queue-storage schema on released Awa, `None` on a contract database.
+    fn storage(&self) -> Result<Option<&str>, CaseFailure> {
+        match &self.target {
+            Target::Contract => Ok(None),
+            Target::Released { storage } => Ok(Some(storage)),
+            // `not_applicable` keeps every case of such a session from running.
+            Target::Unreadable(why) => Err(CaseFailure::harness(why.clone())),
+        }
+    }
+
     fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
         let s = self.db.schema.quoted();
+        let storage = self.storage()?;
         let client = self.client(inner)?;
+        if let Some(storage) = storage {
+            let sql = include_str!("../../sql/released_job.sql").replace("@Q@", storage);
+            let row = self
+                .db
+                .pg
+                .block_on(client.query_opt(&sql, &[&job_id]))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| self.db_err("reading the stored job from queue storage", &e))?;
+            return Ok(row.map(|r| released_observed(&r)).unwrap_or_default());
+        }
         let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", s);
         let row = self
             .db
@@ -783,7 +944,8 @@ impl Session {
                             ))
                         }
                     };
-                    judge::judge_reference(case, want, &reference).map_err(|f| at_row(f, k, id))?;
+                    judge::judge_reference(case, want, &reference, self.target.records())
+                        .map_err(|f| at_row(f, k, id))?;
                     batch.push((step.job.clone(), want.clone(), reference));
                 }
                 let jobs: Vec<Job> = batch.iter().map(|(j, _, _)| j.clone()).collect();
@@ -796,8 +958,15 @@ impl Session {
                             .enumerate()
                         {
                             let stored = self.read(inner, *job_id)?;
-                            judge::judge_stored(case, want, &stored, Some(reference), None)
-                                .map_err(|f| at_row(f, k, id))?;
+                            judge::judge_stored(
+                                case,
+                                want,
+                                &stored,
+                                Some(reference),
+                                None,
+                                self.target.records(),
+                            )
+                            .map_err(|f| at_row(f, k, id))?;
                         }
                         Ok(Verdict::Passed)
                     }
@@ -879,7 +1048,7 @@ impl Session {
         let reference_ok =
             match (&step.outcome, &reference) {
                 (Outcome::Stored(want), Ok(r)) => {
-                    judge::judge_reference(case, want, r)?;
+                    judge::judge_reference(case, want, r, self.target.records())?;
                     Some(r.clone())
                 }
                 (Outcome::Stored(_), Err(r)) if r.sqlstate == "23505" => {
@@ -931,7 +1100,14 @@ impl Session {
             )),
             (Outcome::Stored(want), EnqueueAnswer::Enqueued { job_id, trace }) => {
                 let stored = self.read(inner, job_id)?;
-                judge::judge_stored(case, want, &stored, reference_ok.as_ref(), trace.as_ref())?;
+                judge::judge_stored(
+                    case,
+                    want,
+                    &stored,
+                    reference_ok.as_ref(),
+                    trace.as_ref(),
+                    self.target.records(),
+                )?;
                 Ok(None)
             }
             (Outcome::Stored(want), EnqueueAnswer::Refused(r)) => Err(CaseFailure::mismatch(

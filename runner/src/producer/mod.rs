@@ -49,7 +49,7 @@ use awa_conformance_vectors::VectorSet;
 use libtest_mimic::Trial;
 
 use crate::expected::ExpectedFailures;
-use crate::outcome::{CaseResult, RunContext};
+use crate::outcome::{CaseResult, RunContext, Verdict};
 use crate::suites::db::DbSetup;
 pub use wire::{EnqueueAnswer, EnqueueRequest, Hello};
 
@@ -239,7 +239,12 @@ pub fn check(
         }
         let name = case.name.clone();
         let started = std::time::Instant::now();
-        let outcome = session.run(&case);
+        // The same capability rule as the CLI's trials: a case the producer cannot answer is
+        // not applicable, never run (and so never an error).
+        let outcome = match session.not_applicable(&case) {
+            Some(why) => Ok(Verdict::NotApplicable(why)),
+            None => session.run(&case),
+        };
         ctx.record(
             SUITE,
             name,

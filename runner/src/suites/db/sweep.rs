@@ -182,6 +182,21 @@ pub(super) async fn sweep_on(
                 .map_err(err)?;
         }
     }
+    // Sequences named by run-scoped rows (released Awa creates one per queue lane): read
+    // before the rows go, dropped after.
+    let mut sequences: Vec<String> = Vec::new();
+    for t in tables.iter().filter(|t| t.queue && t.seq_name) {
+        let rows = client
+            .query(
+                &include_str!("../../../sql/sweep_sequence_names.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name)),
+                &[&prefix],
+            )
+            .await
+            .map_err(err)?;
+        sequences.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
     for t in tables.iter().filter(|t| t.queue) {
         client
             .execute(
@@ -190,6 +205,17 @@ pub(super) async fn sweep_on(
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
             )
+            .await
+            .map_err(err)?;
+    }
+    sequences.sort();
+    sequences.dedup();
+    for name in &sequences {
+        client
+            .batch_execute(&format!(
+                "DROP SEQUENCE IF EXISTS {s}.{}",
+                quote_ident(name)
+            ))
             .await
             .map_err(err)?;
     }
@@ -241,6 +267,7 @@ struct SweepTable {
     queue: bool,
     job_id: bool,
     id: bool,
+    seq_name: bool,
 }
 
 async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
@@ -258,6 +285,7 @@ async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, 
             queue: r.get(1),
             job_id: r.get(2),
             id: r.get(3),
+            seq_name: r.get(4),
         })
         .collect())
 }

@@ -165,7 +165,7 @@ fn released(db: &DbSetup) -> Result<&Released, CaseFailure> {
 }
 
 /// The quoted queue-storage schema, or the reason the case does not apply.
-fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailure> {
+pub(crate) fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailure> {
     let rel = released(db)?;
     Ok(rel
         .storage_schema

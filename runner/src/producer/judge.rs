@@ -495,3 +495,94 @@ pub fn near_misses(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::producer::cases::{Kind, RefusalKind};
+    use awa_conformance_core::RouteSource;
+
+    fn case() -> Case {
+        Case {
+            name: "producer::ordering_shard::os-x::w8".to_owned(),
+            family: "ordering_shard",
+            id: "os-x".to_owned(),
+            description: String::new(),
+            vector: Json::Null,
+            kind: Kind::Refusal(RefusalKind::Duplicate),
+        }
+    }
+
+    fn want() -> Expected {
+        let key = b"k";
+        Expected {
+            queue: "q".to_owned(),
+            width: Width::new(8).unwrap_or_else(|_| unreachable!()),
+            state: "available",
+            priority: 2,
+            route: Route {
+                source: RouteSource::OrderingKey,
+                enqueue_shard: Some(3),
+                concurrency_digest: Some(core::concurrency_digest(key)),
+            },
+            ordering_key_digest: Some(core::concurrency_digest(key)),
+            unique_key: None,
+            unique_states: None,
+            unique_intermediates: None,
+            unique_near_misses: Vec::new(),
+        }
+    }
+
+    /// What released Awa keeps of a conforming job: no route source, digests or key.
+    fn released(shard: Option<i16>, state: &str) -> Observed {
+        Observed {
+            job_id: Some(1),
+            queue: Some("q".to_owned()),
+            state: Some(state.to_owned()),
+            priority: Some(2),
+            enqueue_shard: shard,
+            ..Observed::default()
+        }
+    }
+
+    #[test]
+    fn released_records_skip_only_what_released_awa_does_not_keep() {
+        let (c, w) = (case(), want());
+        let ok = released(Some(3), "available");
+        assert!(judge_stored(&c, &w, &ok, None, None, Records::RELEASED).is_ok());
+        // The same row on a contract database lacks route source and digests: a failure.
+        assert!(judge_stored(&c, &w, &ok, None, None, Records::CONTRACT).is_err());
+        // A wrong shard is caught on released Awa too.
+        let off = released(Some(4), "available");
+        let f = judge_stored(&c, &w, &off, None, None, Records::RELEASED).unwrap_err();
+        assert!(f.message.contains("layer: shard"), "{}", f.message);
+        // No shard for a ready job is caught; a deferred job has none yet.
+        assert!(judge_stored(
+            &c,
+            &w,
+            &released(None, "available"),
+            None,
+            None,
+            Records::RELEASED
+        )
+        .is_err());
+        let mut scheduled = w.clone();
+        scheduled.state = "scheduled";
+        assert!(judge_stored(
+            &c,
+            &scheduled,
+            &released(None, "scheduled"),
+            None,
+            None,
+            Records::RELEASED
+        )
+        .is_ok());
+        // The priority is still compared.
+        let mut p = ok.clone();
+        p.priority = Some(3);
+        assert!(judge_stored(&c, &w, &p, None, None, Records::RELEASED).is_err());
+        // And the reference is judged with the same records.
+        assert!(judge_reference(&c, &w, &ok, Records::RELEASED).is_ok());
+        assert!(judge_reference(&c, &w, &off, Records::RELEASED).is_err());
+    }
+}

@@ -261,6 +261,7 @@ step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
 step "example producers"        example_producers
 step "documented examples"       doc_examples
+step "build awa-rs producer"     "$ROOT/examples/producers/awa-rs/run" --build
 step "crosscheck vs awa 0.6.9"   pytest_suite tests/crosscheck
 step "compat profile vs awa 0.6.9" compat_profile
 

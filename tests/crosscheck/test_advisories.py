@@ -187,3 +187,19 @@ def test_a7_insert_many_copy_drops_duplicates_silently(released: Released) -> No
         client.enqueue_many_copy([{"a": 2}, {"a": 2}], kind="xc.adv7", queue="xc_adv7", unique_opts={})
     count = released.conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv7'").fetchone()
     assert count == (1,)
+
+
+def test_a8_insert_reports_failure_for_a_job_it_stored(released: Released) -> None:
+    """A8 (Python side): the job is inserted, then the returned row's args fail to decode."""
+    client, conn = released.client, released.conn
+    with pytest.raises(awa.DatabaseError, match="number out of range"):
+        client.insert({"max": sys.float_info.max}, kind="xc.adv8", queue="xc_adv8", run_at=FUTURE)
+    assert conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv8'").fetchone() == (1,)
+    # Nesting: the Python SDK refuses over 64 levels before inserting (the Rust crate stores 65
+    # to 127 and, at 128, stores then errs: tests/crosscheck/test_awa_rs_producer.py).
+    deep: object = 0
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nesting too deep"):
+        client.insert({"d": deep}, kind="xc.adv8.deep", queue="xc_adv8", run_at=FUTURE)
+    assert conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv8.deep'").fetchone() == (0,)

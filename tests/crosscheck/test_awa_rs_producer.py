@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from typing import Any, Callable, Iterator
 
+import jsonschema
 import pytest
 from conftest import REPO, RELEASES, VECTORS_ROOT, Released
 from xcheck_values import load_family
@@ -28,6 +29,15 @@ PRODUCER = PROJECT / "run"
 # must still end.
 BUILD_TIMEOUT_S = 1500
 FUTURE = "2099-01-01T00:00:00Z"
+PROTOCOL = REPO / "docs" / "protocol"
+
+
+def validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads((PROTOCOL / f"{name}.schema.json").read_text(encoding="utf-8")))
+
+
+# Every line the program writes, and every request this file sends, must follow the protocol's schemas.
+HELLO, REQUEST, ANSWER = validator("hello"), validator("enqueue-request"), validator("enqueue-answer")
 # Vectors the crate stores with the vector's key but answers as failed: it inserts, then cannot
 # decode the returned row's args with serde_json (README.md's table; the draft advisory A8).
 UNIQUE_KEY_DIVERGENT = {
@@ -66,6 +76,7 @@ class Session:
                                      text=True, env=full)
         self.seq = 0
         self.hello = self._read()
+        HELLO.validate(self.hello)
 
     def _read(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
@@ -84,7 +95,10 @@ class Session:
         full = {"kind": "xc.rs", "args": {"type": "object", "value": []}, "priority": None, "run_at": None,
                 "tags": [], "ordering_key_hex": None, "concurrency_key_hex": None, "unique": None,
                 "unique_states": None, "partition": None, "opts": {}, **job}
-        answer = self.send({"type": "enqueue", "seq": self.seq, "case": "xc", "schema": schema, "job": full})
+        request = {"type": "enqueue", "seq": self.seq, "case": f"producer::xc::{self.seq}", "schema": schema, "job": full}
+        REQUEST.validate(request)
+        answer = self.send(request)
+        ANSWER.validate(answer)
         assert answer["seq"] == self.seq
         return answer
 

@@ -258,6 +258,26 @@ def test_divergence_args_nested_65_to_127_deep_are_stored(session: Session, rele
     assert depth is True
 
 
+def test_duplicates_follow_every_unique_states_mask(session: Session) -> None:
+    """All 256 masks: a second job with the same unique inputs is refused 23505 iff the first
+    job's state (available, or scheduled with run_at) is in the mask."""
+    vectors = load_family(VECTORS_ROOT, RELEASES, "unique_states")
+    assert len(vectors) == 256
+    unique = {"by_queue": False, "by_args": False, "period_bucket": None}
+    wrong = []
+    for v in vectors:
+        bits = v["expected"]["bits"]
+        for state, bit, run_at in (("scheduled", 0, FUTURE), ("available", 1, None)):
+            job = {"kind": f"xc.rs.us.{v['id']}.{state}", "queue": "xc_rs_us", "unique": unique,
+                   "unique_states": bits, "run_at": run_at}
+            assert "job_id" in session.enqueue(**job), (v["id"], state)
+            second = session.enqueue(**job)
+            refused = second.get("refused", {}).get("sqlstate") == "23505"
+            if refused != (bits[bit] == "1") or not (refused or "job_id" in second):
+                wrong.append(f"{v['id']} ({bits}) after a {state} job: {second}")
+    assert wrong == []
+
+
 def test_request_fields_reach_the_stored_job(session: Session, released: Released) -> None:
     answer = session.enqueue(kind="xc.rs.fields", queue="xc_rs_fields", priority=4, run_at=FUTURE,
                              tags=["a", "b"], args={"type": "object", "value": [["n", {"type": "int", "value": "3"}]]})

@@ -11,7 +11,8 @@
 //!
 //! Environment: AWA_CONFORMANCE_DSN (a postgres:// URL or a libpq key=value string),
 //! AWA_RS_PATH, and AWA_EXAMPLE_MUTANT (a deliberately wrong build, used only to show that the
-//! cross-check catches it: `unique_inputs` flips by_queue, `ordering_key` drops the key).
+//! cross-check catches it: `unique_inputs` flips by_queue, `ordering_key` drops the key,
+//! `partition` enqueues a partitioned request to the logical queue).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -93,6 +94,8 @@ enum Mutant {
     UniqueInputs,
     /// The ordering key never reaches the crate: the rotor picks the shard.
     OrderingKey,
+    /// A partitioned request goes to the logical queue, not `queue_for_key`'s physical one.
+    Partition,
 }
 
 impl Mutant {
@@ -101,8 +104,9 @@ impl Mutant {
             Err(_) | Ok("") => Ok(Self::None),
             Ok("unique_inputs") => Ok(Self::UniqueInputs),
             Ok("ordering_key") => Ok(Self::OrderingKey),
+            Ok("partition") => Ok(Self::Partition),
             Ok(other) => Err(format!(
-                "AWA_EXAMPLE_MUTANT must be unique_inputs or ordering_key, not {other:?}"
+                "AWA_EXAMPLE_MUTANT must be unique_inputs, ordering_key or partition, not {other:?}"
             )),
         }
     }
@@ -221,6 +225,7 @@ fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
             .ok_or("partition.partitions must be a positive integer")?;
         let n = usize::try_from(n).map_err(|e| format!("partition.partitions: {e}"))?;
         match PartitionedQueue::new(queue.clone(), n) {
+            Ok(_) if mutant == Mutant::Partition => {}
             Ok(pq) => queue = pq.queue_for_key(&key).to_owned(),
             Err(e) => return Ok(refuse_client(None, format!("PartitionedQueue: {e}"))),
         }

@@ -9,9 +9,9 @@
 //! call, the raw-kind batch insert). A partitioned request is routed by the crate's
 //! `PartitionedQueue::queue_for_key`. What the crate cannot express is answered `skipped`.
 //!
-//! Environment: AWA_CONFORMANCE_DSN (a postgres:// URL or a libpq key=value string),
-//! AWA_RS_PATH, and AWA_EXAMPLE_MUTANT (a deliberately wrong build, used only to show that the
-//! cross-check catches it: `unique_inputs` flips by_queue, `ordering_key` drops the key,
+//! Environment: `AWA_CONFORMANCE_DSN` (a `postgres://` URL or a libpq `key=value` string),
+//! `AWA_RS_PATH`, and `AWA_EXAMPLE_MUTANT` (a deliberately wrong build, used only to show that the
+//! cross-check catches it: `unique_inputs` flips `by_queue`, `ordering_key` drops the key,
 //! `partition` enqueues a partitioned request to the logical queue).
 
 use std::collections::HashMap;
@@ -28,7 +28,7 @@ use sqlx::Connection;
 const AWA_MODEL_VERSION: &str = "0.6.9";
 /// The protocol version that carries `enqueue`.
 const PROTOCOL: u32 = 2;
-/// The contract's client-side refusal code for a unique_states value that is not 8 bits.
+/// The contract's client-side refusal code for a `unique_states` value that is not 8 bits.
 const NOT_8_BITS: &str = "unique_states_not_8_bits";
 
 /// One answer to one request (docs/protocol/enqueue-answer.schema.json).
@@ -86,11 +86,11 @@ impl Path {
     }
 }
 
-/// A deliberately wrong build (AWA_EXAMPLE_MUTANT), to show the cross-check fails on it.
+/// A deliberately wrong build (`AWA_EXAMPLE_MUTANT`), to show the cross-check fails on it.
 #[derive(Clone, Copy, PartialEq)]
 enum Mutant {
     None,
-    /// by_queue inverted before the crate sees it: wrong unique-key inputs.
+    /// `by_queue` inverted before the crate sees it: wrong unique-key inputs.
     UniqueInputs,
     /// The ordering key never reaches the crate: the rotor picks the shard.
     OrderingKey,
@@ -226,7 +226,7 @@ fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
         let n = usize::try_from(n).map_err(|e| format!("partition.partitions: {e}"))?;
         match PartitionedQueue::new(queue.clone(), n) {
             Ok(_) if mutant == Mutant::Partition => {}
-            Ok(pq) => queue = pq.queue_for_key(&key).to_owned(),
+            Ok(pq) => pq.queue_for_key(&key).clone_into(&mut queue),
             Err(e) => return Ok(refuse_client(None, format!("PartitionedQueue: {e}"))),
         }
     }
@@ -324,8 +324,8 @@ fn states_mask(bits: &str) -> Option<u8> {
         })
 }
 
-/// A value in the vectors' typed form (ADR 0002) as the serde_json value a Rust caller holds:
-/// numbers as serde_json parses them (i64, then u64, else f64), NaN and ±inf as
+/// A value in the vectors' typed form (ADR 0002) as the `serde_json` value a Rust caller holds:
+/// numbers as `serde_json` parses them (i64, then u64, else f64), NaN and ±inf as
 /// `serde_json::to_value` makes them (null), duplicate object keys: the last one wins.
 fn decode(t: &Value) -> Result<Value, String> {
     let ty = t
@@ -373,9 +373,8 @@ fn decode(t: &Value) -> Result<Value, String> {
         "object" => {
             let mut map = Map::new();
             for pair in val()?.as_array().ok_or("object value must be pairs")? {
-                let (k, v) = match pair.as_array().map(Vec::as_slice) {
-                    Some([Value::String(k), v]) => (k, v),
-                    _ => return Err("object pair must be [key, typed value]".into()),
+                let Some([Value::String(k), v]) = pair.as_array().map(Vec::as_slice) else {
+                    return Err("object pair must be [key, typed value]".into());
                 };
                 map.insert(k.clone(), decode(v)?);
             }
@@ -456,7 +455,7 @@ fn db_refusal(db: &dyn sqlx::error::DatabaseError) -> Answer {
         .and_then(|d| serde_json::from_str::<Value>(d).ok())
         .and_then(|d| d.get("code").and_then(Value::as_str).map(str::to_owned));
     Answer::Refused {
-        sqlstate: db.code().map(|c| c.into_owned()),
+        sqlstate: db.code().map(std::borrow::Cow::into_owned),
         code,
         message: db.message().to_owned(),
     }
@@ -529,13 +528,15 @@ impl Producer {
             Path::InsertMany => {
                 let params = [InsertParams { kind, args, opts }];
                 match awa_model::insert_many(&mut *conn, &params).await {
-                    Ok(rows) if rows.len() == 1 => Ok(rows[0].id),
-                    Ok(rows) => {
-                        return Answer::Error(format!(
-                            "insert_many returned {} rows for one job",
-                            rows.len()
-                        ))
-                    }
+                    Ok(rows) => match rows.as_slice() {
+                        [row] => Ok(row.id),
+                        _ => {
+                            return Answer::Error(format!(
+                                "insert_many returned {} rows for one job",
+                                rows.len()
+                            ))
+                        }
+                    },
                     Err(e) => Err(e),
                 }
             }
@@ -562,7 +563,10 @@ fn main() -> std::process::ExitCode {
     match serve() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("awa-rs producer: {e}");
+            #[allow(clippy::print_stderr)] // the binary's one report of a fatal error
+            {
+                eprintln!("awa-rs producer: {e}");
+            }
             std::process::ExitCode::FAILURE
         }
     }
@@ -600,7 +604,11 @@ fn serve() -> Result<(), String> {
         let msg: Value = match serde_json::from_str(&line) {
             Ok(m) => m,
             Err(e) => {
-                eprintln!("awa-rs producer: ignoring a line that is not JSON ({e})");
+                // Diagnostics go to stderr: stdout carries only protocol lines.
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("awa-rs producer: ignoring a line that is not JSON ({e})");
+                }
                 continue;
             }
         };

@@ -75,6 +75,7 @@ class Session:
         self.proc = subprocess.Popen(["sh", "-c", str(PRODUCER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, env=full)
         self.seq = 0
+        self.job_ids: list[int] = []
         self.hello = self._read()
         HELLO.validate(self.hello)
 
@@ -100,6 +101,8 @@ class Session:
         answer = self.send(request)
         ANSWER.validate(answer)
         assert answer["seq"] == self.seq
+        if "job_id" in answer:
+            self.job_ids.append(answer["job_id"])
         return answer
 
     def stop(self) -> int:
@@ -111,7 +114,10 @@ class Session:
 
 @pytest.fixture
 def start(built: None, released: Released) -> Iterator[Callable[..., Session]]:
-    """Start producers (env overrides as keywords); each must exit 0 on stop."""
+    """Start producers (env overrides as keywords); each must exit 0 on stop. Afterwards every
+    job they created is deleted, with this file's queues and widths: the database is shared with
+    the other cross-check files, and a job stored with a vector's key (or with args the SDKs
+    cannot decode back, A8) would be found by their lookups by key."""
     sessions: list[Session] = []
 
     def _start(**env: str) -> Session:
@@ -119,9 +125,21 @@ def start(built: None, released: Released) -> Iterator[Callable[..., Session]]:
         sessions.append(s)
         return s
 
-    yield _start
-    for s in sessions:
-        assert s.stop() == 0
+    try:
+        yield _start
+        for s in sessions:
+            assert s.stop() == 0
+    finally:
+        for s in sessions:
+            if s.proc.poll() is None:
+                s.proc.kill()
+                s.proc.wait(timeout=30)
+        ids = [i for s in sessions for i in s.job_ids]
+        released.conn.execute(r"DELETE FROM awa.jobs WHERE id = ANY(%s) OR queue LIKE 'xc\_rs\_%%'", (ids,))
+        released.conn.execute(r"DELETE FROM awa.queue_meta WHERE queue LIKE 'xc\_rs\_%'")
+        left = released.conn.execute(r"SELECT count(*) FROM awa.jobs WHERE id = ANY(%s) OR queue LIKE 'xc\_rs\_%%'",
+                                     (ids,)).fetchone()
+        assert left == (0,), f"{left} jobs of this file were left behind"
 
 
 @pytest.fixture

@@ -265,6 +265,10 @@ def test_insert_many_path_stores_the_same_keys(start: Callable[..., Session], re
     s = start(AWA_RS_PATH="insert_many")
     assert s.hello["implementation"]["name"] == "awa-model (Rust, insert_many)"
     assert_divergent(unique_key_outcomes(s, released), released)
+    # Unlike the Python SDK's insert_many_copy (A7), a duplicate is refused.
+    unique = {"by_queue": False, "by_args": True, "period_bucket": None}
+    assert "job_id" in s.enqueue(kind="xc.rs.many", queue="xc_rs_many", unique=unique)
+    assert s.enqueue(kind="xc.rs.many", queue="xc_rs_many", unique=unique)["refused"]["sqlstate"] == "23505"
 
 
 def test_divergence_args_nested_65_to_127_deep_are_stored(session: Session, released: Released) -> None:

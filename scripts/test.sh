@@ -244,6 +244,13 @@ PYEOF
     return "$rc"
 }
 
+# The released Rust crate awa-model 0.6.9 as a producer (a standalone Cargo project, outside the
+# workspace steps above): its formatting, then its release build for tests/crosscheck.
+awa_rs_producer() {
+    cargo fmt --check --manifest-path "$ROOT/examples/producers/awa-rs/Cargo.toml" &&
+        "$ROOT/examples/producers/awa-rs/run" --build
+}
+
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
 # bindings/README.md, checked against the runner and the installed Python module (tests/docs).
 doc_examples() {
@@ -270,6 +277,7 @@ step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
 step "example producers"        example_producers
 step "documented examples"       doc_examples
+step "build awa-rs producer"     awa_rs_producer
 step "crosscheck vs awa 0.6.9"   crosscheck
 step "compat profile vs awa 0.6.9" compat_profile
 

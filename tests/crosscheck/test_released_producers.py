@@ -1,9 +1,10 @@
 """The released SDKs checked by the runner's producer engine on released Awa (compat profile).
 
-`awa-conformance --dsn <released> --producer examples/producers/awa-pg/run` runs every producer
-case released Awa can answer through each SDK path, judged against `insert_job_compat` and the
+`awa-conformance --dsn <released> --producer examples/producers/<sdk>/run` runs every producer
+case released Awa can answer through each enqueue path of the released Python SDK (awa-pg) and
+Rust crate (awa-model, built by the step before), judged against `insert_job_compat` and the
 vectors; each path's expected-failures file lists its divergences, each with its reason (an
-expected failure that passes fails the run). Each deliberate mistake of the wrapper
+expected failure that passes fails the run). Each deliberate mistake of the awa-pg wrapper
 (AWA_PG_MUTANT) fails the run, and no run leaves a row, a relation or a role behind.
 The runner is AWA_CONFORMANCE_BIN (default target/release/awa-conformance).
 """
@@ -23,7 +24,15 @@ from conftest import REPO, Released
 
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", REPO / "target" / "release" / "awa-conformance"))
 AWA_PG = REPO / "examples" / "producers" / "awa-pg"
-PATHS = ("insert", "insert_many_copy", "enqueue_many_copy")
+AWA_RS = REPO / "examples" / "producers" / "awa-rs"
+# (example directory, the variable choosing its path, the path, the implementation name).
+PATHS = (
+    (AWA_PG, "AWA_PG_PATH", "insert", "awa-pg (insert) 0.6.9"),
+    (AWA_PG, "AWA_PG_PATH", "insert_many_copy", "awa-pg (insert_many_copy) 0.6.9"),
+    (AWA_PG, "AWA_PG_PATH", "enqueue_many_copy", "awa-pg (enqueue_many_copy) 0.6.9"),
+    (AWA_RS, "AWA_RS_PATH", "insert_with", "awa-model (Rust, insert_with) 0.6.9"),
+    (AWA_RS, "AWA_RS_PATH", "insert_many", "awa-model (Rust, insert_many) 0.6.9"),
+)
 # A deliberate mistake, and the family whose cases must catch it.
 MUTANTS = {
     "drop_ordering_key": "ordering_shard",
@@ -52,13 +61,14 @@ def db_state(url: str) -> tuple[Any, ...]:
 
 
 def run_producer(released: Released, tmp_path: Path, path: str, expected: Path | None,
-                 mutant: str = "", only: str = "producer::") -> tuple[int, dict[str, Any], str]:
+                 mutant: str = "", only: str = "producer::", example: Path = AWA_PG,
+                 path_var: str = "AWA_PG_PATH") -> tuple[int, dict[str, Any], str]:
     if not RUNNER.is_file():
         pytest.fail(f"{RUNNER} is missing: cargo build --release -p awa-conformance", pytrace=False)
     report = tmp_path / f"{path}-{mutant or 'clean'}.json"
-    env = {**os.environ, "AWA_PG_PATH": path, "AWA_PG_MUTANT": mutant,
-           "NO_COLOR": "1"}
-    argv = [str(RUNNER), "--dsn", released.url, "--producer", f"{sys.executable} {AWA_PG / 'run'}",
+    env = {**os.environ, path_var: path, "AWA_PG_MUTANT": mutant, "NO_COLOR": "1"}
+    command = f"{sys.executable} {example / 'run'}" if example == AWA_PG else str(example / "run")
+    argv = [str(RUNNER), "--dsn", released.url, "--producer", command,
             "--report-json", str(report), "-q", only]
     if expected is not None:
         argv += ["--expected-failures", str(expected)]
@@ -74,12 +84,12 @@ def statuses(report: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-@pytest.mark.parametrize("path", PATHS)
-def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released, tmp_path: Path,
-                                                             path: str) -> None:
-    expected = AWA_PG / "expected-failures" / f"{path}.json"
+@pytest.mark.parametrize(("example", "path_var", "path", "name"), PATHS, ids=[f"{p[0].name}-{p[2]}" for p in PATHS])
+def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released, tmp_path: Path, example: Path,
+                                                             path_var: str, path: str, name: str) -> None:
+    expected = example / "expected-failures" / f"{path}.json"
     before = db_state(released.url)
-    code, report, stderr = run_producer(released, tmp_path, path, expected)
+    code, report, stderr = run_producer(released, tmp_path, path, expected, example=example, path_var=path_var)
     assert db_state(released.url) == before, "the run left rows, relations or roles behind"
     assert code == 0, stderr
     counts = statuses(report)
@@ -87,7 +97,7 @@ def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released
     assert counts.get("expected_failure", 0) == listed, counts
     assert counts.get("passed", 0) >= 290, counts
     assert report["provenance"]["level"] == "compat"
-    assert report["provenance"]["extra"]["producer"] == f"awa-pg ({path}) 0.6.9"
+    assert report["provenance"]["extra"]["producer"] == name
     # What released Awa cannot express is not applicable, each case with its reason.
     na = [c for c in report["cases"] if c["status"] == "not_applicable"]
     assert {c["name"].split("::")[1] for c in na} >= {"concurrency_digest", "concurrency_shard", "bulk"}

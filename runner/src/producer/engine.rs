@@ -24,7 +24,8 @@ use crate::suites::db::DbSetup;
 
 /// The kind every probe job has.
 pub const PROBE_KIND: &str = "awa_conformance.probe";
-/// The first int of the advisory lock that serializes global unique keys ("awak").
+/// The advisory lock (`GLOBAL_KEY_LOCK`, 0) that serializes the cases of global unique keys
+/// across concurrent runs ("awak").
 const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
 /// How much of the producer's stderr a case message carries (the JSON report too).
 const STDERR_IN_MESSAGE: usize = 4096;
@@ -267,12 +268,11 @@ fn plan(case: &Case, scope: &str) -> Plan {
             want.unique_intermediates = Some((u.canonical_args.clone(), preimage));
             want.unique_near_misses =
                 judge::near_misses(&u.kind, queue, &q, u.args.as_ref(), u.period_bucket);
-            // Not hashing a run-scoped queue, the key is global: serialize across runs.
-            let lock = (!u.by_queue).then(|| {
-                let mut b = [0u8; 4];
-                b.copy_from_slice(key.get(..4).unwrap_or(&[0; 4]));
-                (GLOBAL_KEY_LOCK, i32::from_be_bytes(b))
-            });
+            // Not hashing a run-scoped queue, the key is global: serialize across runs. One
+            // lock for every global key, not one per key (ADR 0047): a wrong producer stores
+            // another vector's global key (1.0 written as 1), and must not meet that vector's
+            // case in a concurrent run.
+            let lock = (!u.by_queue).then_some((GLOBAL_KEY_LOCK, 0));
             Plan {
                 widths: Vec::new(),
                 steps: vec![Step {

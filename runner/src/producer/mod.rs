@@ -27,8 +27,9 @@
 //! row with no row of it committed.
 //!
 //! Unique keys that do not hash a queue are global (the claim ignores the queue): such cases
-//! hold an advisory lock keyed by the key (bounded by `lock_timeout`) from before the
-//! reference call until their rows are gone, so two concurrent runs never collide.
+//! hold one advisory lock shared by every global-key case (bounded by `lock_timeout`, ADR
+//! 0047) from before the reference call until their rows are gone, so two concurrent runs
+//! never collide, even when a wrong producer stores another vector's key.
 //!
 //! # Using it as a library
 //! [`check`] runs every case against a producer and returns one [`CaseResult`] per case,

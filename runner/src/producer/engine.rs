@@ -779,26 +779,25 @@ impl Session {
         } else {
             "available"
         };
-        let row = client
-            .query_one(
-                &include_str!("../../sql/compat_insert.sql")
-                    .replace("@S@", self.db.schema.quoted()),
-                &[
-                    &kind,
-                    &call.queue,
-                    &"{}",
-                    &state,
-                    &call.priority,
-                    &25i16,
-                    &call.run_at,
-                    &Vec::<String>::new(),
-                    &call.unique_key,
-                    &call.unique_states,
-                    &call.ordering_key,
-                ],
-            )
+        let compat = crate::suites::db::compat::Call {
+            kind: kind.to_owned(),
+            queue: call.queue.clone(),
+            args: "{}".to_owned(),
+            state,
+            priority: call.priority,
+            max_attempts: 25,
+            run_at: call.run_at.clone(),
+            tags: Vec::new(),
+            unique_key: call.unique_key.clone(),
+            unique_states: call.unique_states.clone(),
+            ordering_key: call.ordering_key.clone(),
+        };
+        let insert = client
+            .prepare(&crate::suites::db::compat::insert_sql(&self.db))
             .await?;
-        let job_id: i64 = row.try_get(0)?;
+        let job_id = crate::suites::db::compat::insert(client, &insert, &compat)
+            .await?
+            .job_id;
         let stored = client
             .query_opt(
                 &include_str!("../../sql/released_job.sql").replace("@Q@", storage),

@@ -233,6 +233,24 @@ struct RawAnswer {
     error: Option<Json>,
 }
 
+/// An answer to request `seq` must be exactly one of its four kinds (`present`: each member
+/// and whether it is there); `short` shows the answer in the message.
+fn exactly_one(
+    seq: u64,
+    present: [(&str, bool); 4],
+    short: &dyn Fn() -> String,
+) -> Result<(), String> {
+    if present.iter().filter(|(_, here)| *here).count() == 1 {
+        return Ok(());
+    }
+    let names: Vec<&str> = present.iter().map(|(name, _)| *name).collect();
+    Err(format!(
+        "answer {seq} must have exactly one of {}: {}",
+        names.join(", "),
+        short()
+    ))
+}
+
 impl EnqueueAnswer {
     /// Parse one answer object (a JSON value); returns its `seq` and the answer.
     ///
@@ -246,17 +264,16 @@ impl EnqueueAnswer {
         };
         let raw: RawAnswer = serde_json::from_value(value.clone())
             .map_err(|e| format!("not an enqueue answer ({e}): {}", short()))?;
-        let kinds = usize::from(raw.job_id.is_some())
-            + usize::from(raw.refused.is_some())
-            + usize::from(raw.skipped == Some(true))
-            + usize::from(raw.error.is_some());
-        if kinds != 1 {
-            return Err(format!(
-                "answer {} must have exactly one of job_id, refused, skipped:true, error: {}",
-                raw.seq,
-                short()
-            ));
-        }
+        exactly_one(
+            raw.seq,
+            [
+                ("job_id", raw.job_id.is_some()),
+                ("refused", raw.refused.is_some()),
+                ("skipped:true", raw.skipped == Some(true)),
+                ("error", raw.error.is_some()),
+            ],
+            &short,
+        )?;
         let answer = if let Some(job_id) = raw.job_id {
             Self::Enqueued {
                 job_id,
@@ -381,17 +398,16 @@ impl BulkAnswer {
         let short = || line.chars().take(200).collect::<String>();
         let raw: RawBulkAnswer = serde_json::from_str(line)
             .map_err(|e| format!("not a bulk answer ({e}): {}", short()))?;
-        let kinds = usize::from(raw.job_ids.is_some())
-            + usize::from(raw.refused.is_some())
-            + usize::from(raw.skipped == Some(true))
-            + usize::from(raw.error.is_some());
-        if kinds != 1 {
-            return Err(format!(
-                "answer {} must have exactly one of job_ids, refused, skipped:true, error: {}",
-                raw.seq,
-                short()
-            ));
-        }
+        exactly_one(
+            raw.seq,
+            [
+                ("job_ids", raw.job_ids.is_some()),
+                ("refused", raw.refused.is_some()),
+                ("skipped:true", raw.skipped == Some(true)),
+                ("error", raw.error.is_some()),
+            ],
+            &short,
+        )?;
         let answer = if let Some(ids) = raw.job_ids {
             Self::Published(ids)
         } else if let Some(r) = raw.refused {
@@ -464,7 +480,10 @@ mod tests {
         }
         assert!(EnqueueAnswer::parse_line("nope").is_err());
         assert!(EnqueueAnswer::from_json(&json!({"seq": 1})).is_err());
-        assert!(EnqueueAnswer::from_json(&json!({"seq": 1, "job_id": 1, "error": "x"})).is_err());
+        let two = EnqueueAnswer::from_json(&json!({"seq": 1, "job_id": 1, "error": "x"}));
+        assert!(two.unwrap_err().starts_with(
+            "answer 1 must have exactly one of job_id, refused, skipped:true, error: "
+        ));
         assert!(EnqueueAnswer::from_json(&json!({"job_id": 1})).is_err());
     }
 
@@ -486,7 +505,11 @@ mod tests {
         }
         assert!(BulkAnswer::parse_line("nope").is_err());
         assert!(BulkAnswer::parse_line(r#"{"seq":1}"#).is_err());
-        assert!(BulkAnswer::parse_line(r#"{"seq":1,"job_ids":[1],"error":"x"}"#).is_err());
+        assert!(
+            BulkAnswer::parse_line(r#"{"seq":1,"job_ids":[1],"error":"x"}"#)
+                .unwrap_err()
+                .contains("exactly one of job_ids, refused, skipped:true, error")
+        );
         assert!(BulkAnswer::parse_line(r#"{"seq":1,"job_id":1}"#).is_err());
         let r = BulkRequest {
             seq: 2,

@@ -182,20 +182,21 @@ pub(crate) fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailur
         }))
 }
 
-/// One `insert_job_compat` call, every argument explicit.
+/// One `insert_job_compat` call, every argument explicit (the compat cases' calls, and the
+/// producer engine's reference on released Awa).
 #[derive(Debug, Clone)]
-struct Call {
-    kind: String,
-    queue: String,
-    args: String,
-    state: &'static str,
-    priority: i16,
-    max_attempts: i16,
-    run_at: Option<String>,
-    tags: Vec<String>,
-    unique_key: Option<Vec<u8>>,
-    unique_states: Option<String>,
-    ordering_key: Option<Vec<u8>>,
+pub(crate) struct Call {
+    pub(crate) kind: String,
+    pub(crate) queue: String,
+    pub(crate) args: String,
+    pub(crate) state: &'static str,
+    pub(crate) priority: i16,
+    pub(crate) max_attempts: i16,
+    pub(crate) run_at: Option<String>,
+    pub(crate) tags: Vec<String>,
+    pub(crate) unique_key: Option<Vec<u8>>,
+    pub(crate) unique_states: Option<String>,
+    pub(crate) ordering_key: Option<Vec<u8>>,
 }
 
 /// A `run_at` far in the future, for jobs that start `scheduled`.
@@ -240,8 +241,8 @@ impl Call {
 
 /// What `insert_job_compat` returned.
 #[derive(Debug, Clone)]
-struct Returned {
-    job_id: i64,
+pub(crate) struct Returned {
+    pub(crate) job_id: i64,
     queue: Option<String>,
     state: Option<String>,
     unique_key: Option<Vec<u8>>,
@@ -259,12 +260,12 @@ struct Stored {
     unique_states: Option<String>,
 }
 
-fn insert_sql(db: &DbSetup) -> String {
+pub(crate) fn insert_sql(db: &DbSetup) -> String {
     include_str!("../../../../sql/compat_insert.sql").replace("@S@", db.schema.quoted())
 }
 
 /// Call `insert_job_compat` once.
-async fn insert(
+pub(crate) async fn insert(
     client: &Client,
     st: &tokio_postgres::Statement,
     c: &Call,

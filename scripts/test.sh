@@ -260,7 +260,7 @@ doc_examples() {
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test"                cargo test --workspace
+step "cargo test"                cargo test --workspace --no-fail-fast
 step "build runner (release)"    cargo build --release -p awa-conformance
 step "vectors verify"            "$RUNNER" vectors verify
 step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$ROOT/vectors"

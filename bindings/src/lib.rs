@@ -7,6 +7,7 @@
 //! `python/awa_conformance/`.
 
 use awa_conformance_core as core;
+use awa_conformance_vectors::to_hex as hex;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
@@ -94,16 +95,6 @@ impl Route {
             self.source
         )
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// unique_key(kind, queue=None, args=None, period_bucket=None) -> bytes

@@ -2,7 +2,7 @@
 
 /// Encode bytes as lowercase hex.
 #[must_use]
-pub(crate) fn encode(bytes: &[u8]) -> String {
+pub fn encode(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -17,7 +17,7 @@ pub(crate) fn encode(bytes: &[u8]) -> String {
 
 /// Decode lowercase hex; `None` on odd length, uppercase or any non-hex character.
 #[must_use]
-pub(crate) fn decode(s: &str) -> Option<Vec<u8>> {
+pub fn decode(s: &str) -> Option<Vec<u8>> {
     fn nibble(c: u8) -> Option<u8> {
         match c {
             b'0'..=b'9' => Some(c - b'0'),

@@ -39,6 +39,7 @@ pub use family::Family;
 pub use generate::{
     diff_files, render_all, render_manifest, FileDiff, GenerateError, RenderedRelease,
 };
+pub use hex::{decode as from_hex, encode as to_hex};
 pub use load::{
     embedded, v1, Errata, ErrataEntry, Erratum, LoadError, Manifest, ManifestEntry, Pin,
     VectorFile, VectorSet, EMBEDDED, V1_1_FILES, V1_FILES,

@@ -16,11 +16,12 @@ use awa_conformance_vectors::{Case, Family};
 use serde_json::{json, Value as Json};
 use tokio_postgres::{Client, Statement};
 
-use super::gen::{hex, Generated};
+use super::gen::Generated;
 use super::{Checked, Finding, Stop};
 use crate::error::Error;
 use crate::pg::quote_ident;
 use crate::pg::{Dsn, Pg, PgError};
+use awa_conformance_vectors::to_hex as hex;
 
 /// The job kind of every fuzz insert (never committed).
 const KIND: &str = "awa_conformance.fuzz";

@@ -16,6 +16,7 @@
 //! moves it must not be made (add new kinds of input under a new generator version instead).
 
 use awa_conformance_core::{Value, MAX_DEPTH, MAX_KEY_LEN, MAX_PARTITIONS, MAX_WIDTH};
+use awa_conformance_vectors::to_hex as hex;
 use awa_conformance_vectors::{
     content_id, CanonicalJsonCase, Case, Family, Json, Status, UniqueKeyCase, Vector,
 };
@@ -318,17 +319,6 @@ fn unique_input(
         unique_key: [0; awa_conformance_core::UNIQUE_KEY_LEN],
     })
     .input_json()
-}
-
-/// Lowercase hex (the vector files' key form).
-#[must_use]
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 /// A key: half the time a boundary length, else short (0..=64) or any length (0..=4096).

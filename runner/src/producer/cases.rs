@@ -5,6 +5,7 @@
 //! computed by the engine from these inputs with the core, at run time.
 
 use awa_conformance_core::{self as core, Route, RouteSource, Value, Width, DIGEST_LEN};
+use awa_conformance_vectors::from_hex as unhex;
 use awa_conformance_vectors::{Case as VCase, Family, VectorSet};
 use serde_json::{json, Value as Json};
 
@@ -155,10 +156,6 @@ impl Case {
     pub fn needs_errors(&self) -> bool {
         matches!(self.kind, Kind::Refusal(_))
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn width(w: u8) -> Option<Width> {
@@ -415,22 +412,6 @@ fn concurrency_route(key: &[u8], digest: [u8; DIGEST_LEN], shard: u8, w: u8) -> 
             concurrency_digest: Some(digest),
         },
     }
-}
-
-/// Lowercase hex of bytes (the request's key encoding).
-#[must_use]
-pub fn to_hex(b: &[u8]) -> String {
-    hex(b)
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()))
-        .collect()
 }
 
 #[cfg(test)]

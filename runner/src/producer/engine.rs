@@ -5,6 +5,7 @@
 //! producer takes one request at a time, so cases run one after the other whatever the
 //! number of test threads.
 
+use awa_conformance_vectors::to_hex as hex;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -156,10 +157,6 @@ impl std::fmt::Debug for Session {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn hex(b: &[u8]) -> String {
-    cases::to_hex(b)
 }
 
 fn typed_empty_object() -> Json {

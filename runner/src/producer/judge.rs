@@ -80,7 +80,9 @@ pub struct Observed {
 }
 
 fn h(b: Option<&[u8]>) -> Json {
-    b.map_or(Json::Null, |b| Json::String(super::cases::to_hex(b)))
+    b.map_or(Json::Null, |b| {
+        Json::String(awa_conformance_vectors::to_hex(b))
+    })
 }
 
 impl Observed {
@@ -420,7 +422,7 @@ fn unique_layer(want: &Expected, stored: &Observed, trace: Option<&Trace>) -> (L
             }
         }
         if let Some(got) = &t.unique_preimage_hex {
-            if *got != super::cases::to_hex(preimage) {
+            if *got != awa_conformance_vectors::to_hex(preimage) {
                 return (
                     Layer::UniqueKeyPreimage,
                     "the producer's pre-image differs from the vector's (fields, NUL framing, \
@@ -430,7 +432,10 @@ fn unique_layer(want: &Expected, stored: &Observed, trace: Option<&Trace>) -> (L
             }
         }
         if let Some(got) = &t.unique_key_hex {
-            let want_hex = want.unique_key.as_deref().map(super::cases::to_hex);
+            let want_hex = want
+                .unique_key
+                .as_deref()
+                .map(awa_conformance_vectors::to_hex);
             if Some(got) != want_hex.as_ref() {
                 return (
                     Layer::Digest,

@@ -7,6 +7,7 @@
 //! Strings of hex digits are bytes in the vector format (ADR 0002), so they are shortened as
 //! the bytes they encode; other strings as their UTF-8 bytes.
 
+use awa_conformance_vectors::to_hex as hex;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -96,10 +97,6 @@ fn edges(bytes: &[u8]) -> (&[u8], &[u8]) {
         .get(bytes.len().saturating_sub(EDGE)..)
         .unwrap_or(bytes);
     (head, tail)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

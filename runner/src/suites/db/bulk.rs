@@ -17,10 +17,11 @@ use super::case::{harness, query_fail, rolled_back, setup_fail, Case};
 use super::expect::{rejection, Member, Rejection};
 use super::privilege::{producer, Producer};
 use super::request::{
-    hex, insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE,
+    insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use awa_conformance_vectors::to_hex as hex;
 
 /// Widths every routing case covers (1 and 64 are the bounds; 7 is not a power of two).
 const WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];

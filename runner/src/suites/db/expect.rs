@@ -4,9 +4,10 @@
 use serde_json::{json, Value as Json};
 
 use super::case::{is_harness_error, query_fail};
-use super::request::{hex, opt_hex, Inserted, Req, Stored};
+use super::request::{opt_hex, Inserted, Req, Stored};
 use super::DbSetup;
 use crate::outcome::CaseFailure;
+use awa_conformance_vectors::to_hex as hex;
 
 /// The job's queue, priority, initial state and ordering key (as its digest, contract v1.1)
 /// come back exactly as requested, both in the result of `insert_job` and as stored (read back

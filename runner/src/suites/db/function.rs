@@ -23,9 +23,10 @@ use serde_json::json;
 use super::case::{rolled_back, Case};
 use super::expect::Expect;
 use super::request::{
-    hex, insert_and_read_all, set_widths, unique_name, width_queue, Req, FUTURE, PAST,
+    insert_and_read_all, set_widths, unique_name, width_queue, Req, FUTURE, PAST,
 };
 use crate::outcome::{CaseFailure, Verdict};
+use awa_conformance_vectors::to_hex as hex;
 
 /// The capability a family's DB cases need, if the schema advertises capabilities per family.
 pub(super) fn capability(family: Family) -> &'static str {

@@ -14,11 +14,12 @@ use serde_json::{json, Value as Json};
 use super::case::{query_fail, rolled_back, Case};
 use super::expect::{rejection, Member};
 use super::request::{
-    hex, insert, insert_and_read_all, prepare, read, set_widths, unique_name, width_queue, Req,
-    FUTURE, PAST,
+    insert, insert_and_read_all, prepare, read, set_widths, unique_name, width_queue, Req, FUTURE,
+    PAST,
 };
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use awa_conformance_vectors::to_hex as hex;
 
 /// What a rejected call must raise.
 #[derive(Clone, Copy)]

@@ -1,6 +1,7 @@
 //! What the DB cases send: run-scoped names and keys, queue widths, the `insert_job` request
 //! with every argument explicit, and the insert and read-back statements.
 
+use awa_conformance_vectors::to_hex as hex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value as Json;
@@ -29,11 +30,6 @@ pub(super) fn unique_bytes(db: &DbSetup, label: &str) -> Vec<u8> {
     let mut key = awa_conformance_core::concurrency_digest(text.as_bytes()).to_vec();
     key.truncate(32);
     key
-}
-
-/// Lowercase hex.
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub(super) fn opt_hex(bytes: Option<&[u8]>) -> Json {

@@ -13,11 +13,10 @@ use tokio_postgres::{Client, Statement};
 
 use super::case::{query_fail, rolled_back, Case};
 use super::expect::rejection;
-use super::request::{
-    hex, insert, prepare, read, unique_bytes, unique_name, Inserted, Req, FUTURE,
-};
+use super::request::{insert, prepare, read, unique_bytes, unique_name, Inserted, Req, FUTURE};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use awa_conformance_vectors::to_hex as hex;
 
 const ALL_STATES: &str = "11111111";
 /// Released default mask (`0b0001_1111` → scheduled..retryable).

@@ -20,9 +20,10 @@ use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
 use super::expect::{rejection, Expect, Member, Rejection};
-use super::request::{hex, insert_and_read_all, unique_name, Req};
+use super::request::{insert_and_read_all, unique_name, Req};
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use awa_conformance_vectors::to_hex as hex;
 
 /// Run one statement in a savepoint; an error leaves the case's transaction usable.
 async fn in_savepoint(

@@ -76,7 +76,7 @@ fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, Cas
             if !ok {
                 wrong.push((
                     id.clone(),
-                    json!({"key_hex": super::super::request::hex(key), "enqueue_shard": want}),
+                    json!({"key_hex": awa_conformance_vectors::to_hex(key), "enqueue_shard": want}),
                     json!(got.map(|s| json!({"place": s.place, "queue": s.queue,
                         "enqueue_shard": s.enqueue_shard}))),
                 ));

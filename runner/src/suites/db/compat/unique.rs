@@ -11,8 +11,9 @@ use super::{attempt, case, claims, insert, prepare_insert, storage, stored, Call
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
 use crate::suites::db::expect::rejection;
-use crate::suites::db::request::{hex, unique_bytes, unique_name};
+use crate::suites::db::request::{unique_bytes, unique_name};
 use crate::suites::db::DbSetup;
+use awa_conformance_vectors::to_hex as hex;
 
 /// The initial states an insert can start in under queue storage that take claims: the job
 /// is inserted `available`, then (another key) `scheduled`.

@@ -18,9 +18,10 @@ use serde_json::json;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
-use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY, CONTRACT_VERSION};
+use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY};
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::{quote_ident, Pg, PgError, SchemaName};
+use awa_conformance_core::CONTRACT_VERSION;
 
 /// D7 argument names of `insert_job`, in order.
 pub(super) const INSERT_JOB_ARG_NAMES: [&str; 13] = [
@@ -272,7 +273,7 @@ pub(super) async fn preflight(
             ))
         })?
         .get::<_, i32>(0);
-    if version != CONTRACT_VERSION {
+    if i64::from(version) != i64::from(CONTRACT_VERSION) {
         return Err(PreflightError::Schema(format!(
             "{s}.contract_version() is {version}; this kit tests contract version \
              {CONTRACT_VERSION}: use the awa-conformance release for contract {version}"

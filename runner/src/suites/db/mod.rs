@@ -55,9 +55,6 @@ pub use sweep::run_id;
 /// The `suite` string every DB trial records.
 pub const SUITE: &str = "sql";
 
-/// The contract version this kit tests (the major: `contract_version()`).
-pub const CONTRACT_VERSION: i32 = 1;
-
 /// The capability that marks contract revision 1.1, which this kit tests (ADR 0025).
 pub const CONTRACT_REVISION_CAPABILITY: &str = "contract_1_1";
 

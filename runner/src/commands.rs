@@ -1,8 +1,7 @@
 //! The `vectors`, `schema`, `completions` and `man` subcommands (the `run` action lives in
 //! [`crate::run`]).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use awa_conformance_vectors::{check_vector, diff_files, render_all, Family, EMBEDDED};
 
@@ -18,18 +17,7 @@ const DEFAULT_VECTORS_DIR: &str = "vectors";
 
 /// Write `text` to stdout (a closed pipe is not an error worth a non-zero exit).
 fn out(text: &str) -> Result<(), Error> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
-            action: "cannot write to",
-            path: PathBuf::from("stdout"),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+    crate::console::print(text, "cannot write to")
 }
 
 /// `-V` / `--version`: the kit version, the contract version it tests, and the root hash of

@@ -37,6 +37,27 @@ pub struct Console {
     done: mpsc::Receiver<()>,
 }
 
+/// Write `text` to stdout for a one-shot command (a list, a Markdown report, a subcommand's
+/// answer). A closed pipe (`| head`) is not an error worth a non-zero exit: the reader has
+/// what it wanted. `action` names the write in the error (`cannot write the list to`).
+///
+/// # Errors
+/// [`Error::Io`] for any other write error.
+pub fn print(text: &str, action: &'static str) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            action,
+            path: PathBuf::from("stdout"),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Console {
     /// Start copying. `on_closed` is called once if the sink stops accepting output.
     ///

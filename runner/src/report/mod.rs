@@ -217,17 +217,7 @@ impl Report {
         if let Some(path) = targets.markdown {
             let text = markdown::render(self);
             if path == Path::new("-") {
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                    // Nobody reads stdout any more (`| head`): the run already knows.
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                    written => written.map_err(|source| Error::Io {
-                        action: "cannot write Markdown to",
-                        path: path.to_owned(),
-                        source,
-                    })?,
-                }
+                crate::console::print(&text, "cannot write Markdown to")?;
             } else {
                 append_file(path, &text)?;
             }

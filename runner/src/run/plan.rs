@@ -220,7 +220,6 @@ fn nothing_selected(lt: &libtest_mimic::Arguments) -> String {
 
 /// `--list`: `[kind] name: test` per selected trial (only flagged-ignored ones with `--ignored`).
 fn list(lt: &libtest_mimic::Arguments, trials: &[Trial]) -> Result<(), Error> {
-    use std::io::Write;
     let mut text = String::new();
     for trial in trials.iter().filter(|t| !lt.is_filtered_out(t)) {
         if lt.ignored && !trial.has_ignored_flag() {
@@ -236,13 +235,5 @@ fn list(lt: &libtest_mimic::Arguments, trials: &[Trial]) -> Result<(), Error> {
             ": test\n"
         });
     }
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
-            action: "cannot write the list to",
-            path: "stdout".into(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+    crate::console::print(&text, "cannot write the list to")
 }

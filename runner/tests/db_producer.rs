@@ -106,6 +106,97 @@ fn correct_producer_passes_every_case() {
     assert_clean(&s);
 }
 
+/// A session holding the advisory lock `(k1, k2)` until dropped.
+struct HeldLock {
+    rt: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+    keys: (i32, i32),
+}
+
+impl HeldLock {
+    fn take(dsn: &str, k1: i32, k2: i32) -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            client
+                .execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
+                .await
+                .unwrap();
+            client
+        });
+        Self {
+            rt,
+            client,
+            keys: (k1, k2),
+        }
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        let (k1, k2) = self.keys;
+        let _ = self.rt.block_on(
+            self.client
+                .execute("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2]),
+        );
+    }
+}
+
+/// ADR 0047: every global-key case takes the one lock `(GLOBAL_KEY_LOCK, 0)`, whatever its
+/// key. With that lock held elsewhere, the unique_key cases of a run queue up behind it (seen
+/// in `pg_locks` as a waiter on exactly that lock), and once it is released they all pass.
+fn global_key_cases_wait_for_the_one_lock() {
+    use awa_conformance_runner::producer::engine::GLOBAL_KEY_LOCK;
+    let s = Scratch::install(&dsn(), "prod_lock");
+    let held = HeldLock::take(&s.dsn, GLOBAL_KEY_LOCK, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let child = db_support::spawn(
+        &[
+            "--dsn",
+            &s.dsn,
+            "--schema",
+            &s.schema,
+            "--producer",
+            &producer(),
+            "--report-json",
+            report.to_str().unwrap(),
+            "-q",
+            "producer::unique_key::",
+        ],
+        &[],
+    );
+    let waiting = format!(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+           AND classid = {GLOBAL_KEY_LOCK}::oid AND objid = 0 AND objsubid = 2"
+    );
+    let started = std::time::Instant::now();
+    while db_support::scalar(&s.dsn, &waiting) == "0" {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(25),
+            "no case waited for the global-key lock (GLOBAL_KEY_LOCK, 0)"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(held);
+    let out = db_support::wait(child, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let summary = &report["summary"];
+    assert!(
+        summary["passed"].as_u64().unwrap() > 30 && summary["passed"] == summary["total"],
+        "{summary} {:?}",
+        messages(&report, "errored").first()
+    );
+    assert_clean(&s);
+}
+
 /// Run a mutant on `filter`; every failure must name `layer`; returns the failed cases.
 fn mutant_fails(mutant: &str, trace: bool, filter: &str, layer: &str) -> Vec<(String, String)> {
     let s = Scratch::install(&dsn(), "prod_mut");
@@ -586,6 +677,11 @@ fn main() {
             "library_check_applies_expected_failures",
             Gate::Dsn,
             library_check_applies_expected_failures,
+        ),
+        (
+            "global_key_cases_wait_for_the_one_lock",
+            Gate::Dsn,
+            global_key_cases_wait_for_the_one_lock,
         ),
         (
             "validate_producer_checks_the_protocol_alone",

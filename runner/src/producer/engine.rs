@@ -26,8 +26,8 @@ use crate::suites::db::DbSetup;
 /// The kind every probe job has.
 pub const PROBE_KIND: &str = "awa_conformance.probe";
 /// The advisory lock (`GLOBAL_KEY_LOCK`, 0) that serializes the cases of global unique keys
-/// across concurrent runs ("awak").
-const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
+/// across concurrent runs ("awak"; ADR 0047).
+pub const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
 /// How much of the producer's stderr a case message carries (the JSON report too).
 const STDERR_IN_MESSAGE: usize = 4096;
 

@@ -117,7 +117,7 @@ fn check_dsn(
         format!("dsn ({})", dsn.source().as_str()),
     );
     let schema = awa_conformance_runner::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-    let db = suites::db::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None)?;
+    let db = suites::db::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None, true)?;
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),
     })?;

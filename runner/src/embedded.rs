@@ -215,6 +215,7 @@ impl EmbeddedCluster {
         // database"), with some to spare.
         let max_connections = (crate::suites::db::environment::connections_needed(
             crate::suites::db::environment::test_threads(None),
+            true,
         ) + 10)
             .max(50);
         let opts = format!(

@@ -217,10 +217,34 @@ fn too_few_connections_is_one_line_exit_4() {
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let line = error_line(&out);
     assert!(line.contains("too few connections"), "{line}");
-    let need = awa_conformance_runner::suites::db::environment::connections_needed(2);
+    let need = awa_conformance_runner::suites::db::environment::connections_needed(2, false);
     assert!(line.contains(&format!("needs up to {need} ")), "{line}");
     assert!(line.contains("CONNECTION LIMIT 5"), "{line}");
     assert!(!line.contains("server is running"), "{line}");
+    // A producer's sessions count too (the producer is never started: preflight refuses).
+    let out = run(
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--test-threads",
+            "2",
+            "--producer",
+            "exit 3",
+            "-q",
+            "producer::",
+        ],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    let need = awa_conformance_runner::suites::db::environment::connections_needed(2, true);
+    assert!(
+        line.contains(&format!("and a producer needs up to {need} ")),
+        "{line}"
+    );
     // The refused login itself (limit reached) says so, not "is the server running".
     sql(
         &dsn,

@@ -59,7 +59,7 @@ impl ProducerTarget {
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
         let schema = crate::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-        let db = crate::suites::db::preflight(&ctx, pg, &schema, producer_role, None)?;
+        let db = crate::suites::db::preflight(&ctx, pg, &schema, producer_role, None, true)?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {
                 detail: e.to_string(),

@@ -212,6 +212,7 @@ pub fn connect(
         &schema,
         producer_role,
         Some(1),
+        true,
     )?)
 }
 

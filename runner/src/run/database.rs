@@ -117,6 +117,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         &args.schema,
         &args.producer_role,
         args.libtest.test_threads,
+        args.producer.is_some(),
     )?;
     Ok(Database {
         setup: Some(setup),

@@ -15,11 +15,16 @@ use crate::pg::{quote_ident, Pg, PgError, SchemaName};
 /// The most connections one run opens at once with `test_threads` trial threads: a pooled
 /// connection per thread for the runner's role and as many for the temporary login role (both
 /// pools stay open), the race suite's racers plus its sweep, the liveness session, the
-/// least-privilege set-up session and the final cleanup.
+/// least-privilege set-up session and the final cleanup; with a producer, also
+/// [`PRODUCER_SESSIONS`].
 #[must_use]
-pub fn connections_needed(test_threads: usize) -> usize {
-    2 * test_threads + RACERS + 4
+pub fn connections_needed(test_threads: usize, producer: bool) -> usize {
+    2 * test_threads + RACERS + 4 + if producer { PRODUCER_SESSIONS } else { 0 }
 }
+
+/// What checking a producer adds: the engine's own session (reference calls, read-back) and
+/// the producer's. A producer that opens more than one session needs that many more slots.
+pub const PRODUCER_SESSIONS: usize = 2;
 
 /// The trial threads libtest-mimic uses for `--test-threads` (its own default: the CPUs).
 #[must_use]
@@ -56,6 +61,7 @@ pub async fn check(
     schema: &SchemaName,
     producer_role: &str,
     test_threads: usize,
+    producer: bool,
 ) -> Result<(), EnvironmentError> {
     let client = pg.connect().await?;
     let q = |e: tokio_postgres::Error| {
@@ -115,7 +121,7 @@ pub async fn check(
     let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
     let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
         (row.get(3), row.get(4), row.get(5), row.get(6));
-    let need = connections_needed(test_threads);
+    let need = connections_needed(test_threads, producer);
     let server_free = max - if superuser { 0 } else { reserved } - used;
     let mut limits = vec![(
         server_free,
@@ -154,10 +160,11 @@ pub async fn check(
         .collect();
     if !short.is_empty() {
         return Err(EnvironmentError::Connections(format!(
-            "too few connections on {where_}: a run with {test_threads} test threads needs up \
-             to {need} at once (2 x threads + {}), but {}; raise the limit, close sessions, or \
-             pass --test-threads N (README, \"What a run needs from the database\")",
-            RACERS + 4,
+            "too few connections on {where_}: a run with {test_threads} test threads{} needs \
+             up to {need} at once (2 x threads + {}), but {}; raise the limit, close sessions, \
+             or pass --test-threads N (README, \"What a run needs from the database\")",
+            if producer { " and a producer" } else { "" },
+            need - 2 * test_threads,
             short.join(", and ")
         )));
     }
@@ -170,7 +177,14 @@ mod tests {
 
     #[test]
     fn need_grows_with_threads() {
-        assert_eq!(connections_needed(1) + 2, connections_needed(2));
+        assert_eq!(
+            connections_needed(1, false) + 2,
+            connections_needed(2, false)
+        );
+        assert_eq!(
+            connections_needed(2, false) + PRODUCER_SESSIONS,
+            connections_needed(2, true)
+        );
         assert_eq!(test_threads(Some(3)), 3);
         assert!(test_threads(None) >= 1);
         assert!(test_threads(Some(0)) >= 1);

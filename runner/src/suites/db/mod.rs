@@ -180,13 +180,20 @@ pub fn preflight(
     schema: &SchemaName,
     producer_role: &str,
     test_threads: Option<usize>,
+    producer: bool,
 ) -> Result<Arc<DbSetup>, PreflightError> {
     let threads = environment::test_threads(test_threads);
-    pg.block_on(environment::check(&pg, schema, producer_role, threads))?
-        .map_err(|e| match e {
-            environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
-            other => PreflightError::Environment(other),
-        })?;
+    pg.block_on(environment::check(
+        &pg,
+        schema,
+        producer_role,
+        threads,
+        producer,
+    ))?
+    .map_err(|e| match e {
+        environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
+        other => PreflightError::Environment(other),
+    })?;
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
     let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
     setup.liveness = Some(live);

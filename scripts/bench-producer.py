@@ -125,7 +125,7 @@ def main() -> None:
         }
         # End to end through the one engine, for each example producer (built beforehand: each
         # `run --build`), so per-example rates are measured side by side in this run.
-        for lang in ("python", "node", "go", "java", "bulk"):
+        for lang in ("python", "node", "go", "java", "go/bulk"):
             run = ROOT / "examples" / "producers" / lang / "run"
             if run.exists():
                 contenders[f"producer-engine {lang}"] = (

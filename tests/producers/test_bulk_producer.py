@@ -1,8 +1,8 @@
-"""Runs the bulk example producer (examples/producers/bulk) and its mutant through the runner.
+"""Runs the bulk example producer (examples/producers/go/bulk) and its mutants through the runner.
 
 The correct producer must pass at least 100 `producer::` cases with nothing failed or errored,
 the `producer::bulk::*` batches among them. Each mutant (AWA_EXAMPLE_MUTANT, table in
-examples/producers/bulk/README.md) must make the run fail (exit 1) in the cases that check
+examples/producers/go/README.md) must make the run fail (exit 1) in the cases that check
 what it breaks: off_by_one_shard (a client shard one too high, rejected by publish_batch) in
 the routing families and the bulk batches, the others in producer::bulk::unique_conflict.
 
@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
-RUN = ROOT / "examples" / "producers" / "bulk" / "run"
+RUN = ROOT / "examples" / "producers" / "go" / "bulk" / "run"
 SCHEMA = "awa_bulk_producer"
 ROLE = "awa_bulk_producer_producer"
 # Bounds every runner call: a hung producer must fail the test, not hang CI.
@@ -62,7 +62,7 @@ def run_producer(dsn: str, tmp_path: Path, mutant: str | None = None) -> tuple[i
     if mutant:
         env["AWA_EXAMPLE_MUTANT"] = mutant
     cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
-           "--producer", "examples/producers/bulk/run", "--report-json", str(report),
+           "--producer", "examples/producers/go/bulk/run", "--report-json", str(report),
            "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
@@ -116,7 +116,7 @@ def test_bulk_traffic_matches_the_protocol_schemas(dsn: str, tmp_path: Path) -> 
     import jsonschema
 
     sent, got = tmp_path / "sent.jsonl", tmp_path / "got.jsonl"
-    cmd = f"tee '{sent}' | examples/producers/bulk/run | tee '{got}'"
+    cmd = f"tee '{sent}' | examples/producers/go/bulk/run | tee '{got}'"
     done = subprocess.run(
         [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE, "--producer", cmd,
          "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::bulk::"],

@@ -1,5 +1,5 @@
 // Canonical JSON v1 (docs/contract.md §1) over Go values, and the BLAKE3 unique_key (§2).
-package main
+package awa
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"lukechampine.com/blake3"
@@ -20,10 +21,10 @@ import (
 // maxDepth: a value inside 128 nested arrays/objects is accepted, inside 129 refused.
 const maxDepth = 128
 
-// refusal is a client-side refusal: the contract refuses the input and nothing is enqueued.
-type refusal struct{ code, msg string }
+// Refusal is a client-side refusal: the contract refuses the input and nothing is enqueued.
+type Refusal struct{ Code, Msg string }
 
-func (r *refusal) Error() string { return r.code + ": " + r.msg }
+func (r *Refusal) Error() string { return r.Code + ": " + r.Msg }
 
 // Values the encoder takes: nil, bool, int64, uint64 (2^63..2^64-1), float64, string, []any,
 // and map[string]any (a map keeps the last value of a repeated key, as the contract wants).
@@ -33,8 +34,12 @@ type canonicalWriter struct {
 	sep [2]string
 }
 
-func canonicalJSON(v any) ([]byte, error) {
+// CanonicalJSON is the §1 text of v (see canonicalWriter for the Go values it takes).
+func CanonicalJSON(v any) ([]byte, error) {
 	w := &canonicalWriter{sep: [2]string{",", ":"}}
+	if Mutant == "separators" {
+		w.sep = [2]string{", ", ": "}
+	}
 	if err := w.value(v, 0); err != nil {
 		return nil, err
 	}
@@ -57,7 +62,7 @@ func (w *canonicalWriter) value(v any, depth int) error {
 		return w.str(x)
 	case []any:
 		if depth >= maxDepth {
-			return &refusal{"too_deep", fmt.Sprintf("args nest deeper than %d arrays/objects", maxDepth)}
+			return &Refusal{"too_deep", fmt.Sprintf("args nest deeper than %d arrays/objects", maxDepth)}
 		}
 		w.buf.WriteByte('[')
 		for i, e := range x {
@@ -71,7 +76,7 @@ func (w *canonicalWriter) value(v any, depth int) error {
 		w.buf.WriteByte(']')
 	case map[string]any:
 		if depth >= maxDepth {
-			return &refusal{"too_deep", fmt.Sprintf("args nest deeper than %d arrays/objects", maxDepth)}
+			return &Refusal{"too_deep", fmt.Sprintf("args nest deeper than %d arrays/objects", maxDepth)}
 		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -79,6 +84,9 @@ func (w *canonicalWriter) value(v any, depth int) error {
 		}
 		// Go compares strings bytewise: that is UTF-8 byte order, the contract's order.
 		sort.Strings(keys)
+		if Mutant == "utf16_sort" {
+			sort.Slice(keys, func(i, j int) bool { return lessUTF16(keys[i], keys[j]) })
+		}
 		w.buf.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -99,10 +107,21 @@ func (w *canonicalWriter) value(v any, depth int) error {
 	return nil
 }
 
+// lessUTF16 is the order of JavaScript's sort() and Java's compareTo (a mutant only).
+func lessUTF16(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
+
 func (w *canonicalWriter) str(s string) error {
 	// A Go string may hold any bytes; the canonical form is defined for Unicode text only.
 	if !utf8.ValidString(s) {
-		return &refusal{"invalid_utf8", "a string is not valid UTF-8"}
+		return &Refusal{"invalid_utf8", "a string is not valid UTF-8"}
 	}
 	w.buf.WriteByte('"')
 	for _, r := range s {
@@ -123,6 +142,8 @@ func (w *canonicalWriter) str(s string) error {
 			w.buf.WriteString(`\t`)
 		case r < 0x20:
 			fmt.Fprintf(&w.buf, `\u%04x`, r)
+		case Mutant == "escaping" && (r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029):
+			fmt.Fprintf(&w.buf, `\u%04x`, r) // what encoding/json does: wrong here
 		default:
 			w.buf.WriteRune(r)
 		}
@@ -135,7 +156,14 @@ func (w *canonicalWriter) str(s string) error {
 // nearest, ties to even) by the contract's table. encoding/json's thresholds differ.
 func formatFloat(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
+		if Mutant == "nan_token" {
+			return strings.TrimPrefix(strconv.FormatFloat(f, 'g', -1, 64), "+") // NaN, Inf, -Inf
+		}
 		return "null"
+	}
+	if Mutant == "native_floats" {
+		b, _ := json.Marshal(f) // 1e16 -> 10000000000000000, 1.0 -> 1
+		return string(b)
 	}
 	sign := ""
 	if math.Signbit(f) {
@@ -170,9 +198,9 @@ func formatFloat(f float64) string {
 	}
 }
 
-// uniqueKey returns the §2 pre-image and key: kind, then 0x00 and each present field; the key
+// UniqueKey returns the §2 pre-image and key: kind, then 0x00 and each present field; the key
 // is the first 16 bytes of BLAKE3-256.
-func uniqueKey(kind string, queue *string, args []byte, periodBucket *int64) (preimage, key []byte) {
+func UniqueKey(kind string, queue *string, args []byte, periodBucket *int64) (preimage, key []byte) {
 	preimage = []byte(kind)
 	if queue != nil {
 		preimage = append(append(preimage, 0), *queue...)
@@ -182,15 +210,19 @@ func uniqueKey(kind string, queue *string, args []byte, periodBucket *int64) (pr
 	}
 	if periodBucket != nil {
 		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(*periodBucket))
+		if Mutant == "big_endian_bucket" {
+			binary.BigEndian.PutUint64(b[:], uint64(*periodBucket))
+		} else {
+			binary.LittleEndian.PutUint64(b[:], uint64(*periodBucket))
+		}
 		preimage = append(append(preimage, 0), b[:]...)
 	}
 	sum := blake3.Sum256(preimage)
 	return preimage, sum[:16]
 }
 
-// typed is an ADR 0002 typed value, as the runner sends `args`.
-type typed struct {
+// Typed is an ADR 0002 typed value, as the runner sends `args`.
+type Typed struct {
 	Type      string          `json:"type"`
 	Value     json.RawMessage `json:"value"`
 	Bits      string          `json:"bits"`
@@ -204,8 +236,8 @@ var (
 	u64Max = new(big.Int).SetUint64(math.MaxUint64)
 )
 
-// fromTyped decodes a typed value into the encoder's Go values.
-func fromTyped(t typed) (any, error) {
+// FromTyped decodes a typed value into the encoder's Go values.
+func FromTyped(t Typed) (any, error) {
 	switch t.Type {
 	case "null":
 		return nil, nil
@@ -223,7 +255,7 @@ func fromTyped(t typed) (any, error) {
 			return nil, fmt.Errorf("int value %q is not a decimal", s)
 		}
 		if n.Cmp(i64Min) < 0 || n.Cmp(u64Max) > 0 {
-			return nil, &refusal{"integer_out_of_range", "integer " + s + " is outside [-2^63, 2^64-1]"}
+			return nil, &Refusal{"integer_out_of_range", "integer " + s + " is outside [-2^63, 2^64-1]"}
 		}
 		if n.IsInt64() {
 			return n.Int64(), nil
@@ -240,13 +272,13 @@ func fromTyped(t typed) (any, error) {
 		err := json.Unmarshal(t.Value, &s)
 		return s, err
 	case "array":
-		var items []typed
+		var items []Typed
 		if err := json.Unmarshal(t.Value, &items); err != nil {
 			return nil, err
 		}
 		out := make([]any, 0, len(items))
 		for _, it := range items {
-			v, err := fromTyped(it)
+			v, err := FromTyped(it)
 			if err != nil {
 				return nil, err
 			}
@@ -261,14 +293,14 @@ func fromTyped(t typed) (any, error) {
 		out := make(map[string]any, len(members))
 		for _, m := range members {
 			var k string
-			var it typed
+			var it Typed
 			if err := json.Unmarshal(m[0], &k); err != nil {
 				return nil, err
 			}
 			if err := json.Unmarshal(m[1], &it); err != nil {
 				return nil, err
 			}
-			v, err := fromTyped(it)
+			v, err := FromTyped(it)
 			if err != nil {
 				return nil, err
 			}
@@ -276,11 +308,11 @@ func fromTyped(t typed) (any, error) {
 		}
 		return out, nil
 	case "nested":
-		var it typed
+		var it Typed
 		if err := json.Unmarshal(t.Value, &it); err != nil {
 			return nil, err
 		}
-		v, err := fromTyped(it)
+		v, err := FromTyped(it)
 		if err != nil {
 			return nil, err
 		}

@@ -1,5 +1,5 @@
 // Checks the canonical JSON encoder and unique_key against the frozen vectors (go test).
-package main
+package awa
 
 import (
 	"encoding/hex"
@@ -21,7 +21,7 @@ type vectorFile struct {
 
 func load(t *testing.T, release, family string) vectorFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "vectors", release, family+".json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "..", "vectors", release, family+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +35,10 @@ func load(t *testing.T, release, family string) vectorFile {
 // check compares a result with a vector's expected value or expected refusal code.
 func check(t *testing.T, want map[string]string, field, got string, err error) {
 	t.Helper()
-	var r *refusal
+	var r *Refusal
 	switch {
 	case want["error"] != "":
-		if !errors.As(err, &r) || r.code != want["error"] {
+		if !errors.As(err, &r) || r.Code != want["error"] {
 			t.Fatalf("want refusal %q, got %q, %v", want["error"], got, err)
 		}
 	case err != nil:
@@ -52,14 +52,14 @@ func TestVectors(t *testing.T) {
 	for _, release := range []string{"v1", "v1.1"} {
 		for _, v := range load(t, release, "canonical_json").Vectors {
 			t.Run(release+"/"+v.ID, func(t *testing.T) {
-				var in struct{ Value typed }
+				var in struct{ Value Typed }
 				if err := json.Unmarshal(v.Input, &in); err != nil {
 					t.Fatal(err)
 				}
-				val, err := fromTyped(in.Value)
+				val, err := FromTyped(in.Value)
 				var out []byte
 				if err == nil {
-					out, err = canonicalJSON(val)
+					out, err = CanonicalJSON(val)
 				}
 				check(t, v.Expected, "canonical_hex", hex.EncodeToString(out), err)
 			})
@@ -69,7 +69,7 @@ func TestVectors(t *testing.T) {
 				var in struct {
 					Kind         string
 					Queue        *string
-					Args         *typed
+					Args         *Typed
 					PeriodBucket *string `json:"period_bucket"`
 				}
 				if err := json.Unmarshal(v.Input, &in); err != nil {
@@ -79,8 +79,8 @@ func TestVectors(t *testing.T) {
 				var err error
 				if in.Args != nil {
 					var val any
-					if val, err = fromTyped(*in.Args); err == nil {
-						args, err = canonicalJSON(val)
+					if val, err = FromTyped(*in.Args); err == nil {
+						args, err = CanonicalJSON(val)
 					}
 				}
 				var bucket *int64
@@ -93,7 +93,7 @@ func TestVectors(t *testing.T) {
 				}
 				got := ""
 				if err == nil {
-					_, key := uniqueKey(in.Kind, in.Queue, args, bucket)
+					_, key := UniqueKey(in.Kind, in.Queue, args, bucket)
 					got = hex.EncodeToString(key)
 				}
 				check(t, v.Expected, "unique_key_hex", got, err)

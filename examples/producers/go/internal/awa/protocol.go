@@ -1,0 +1,289 @@
+// The producer protocol both commands speak (docs/adapter-protocol.md) and the client-side
+// part of a job they share: canonical args, keys, physical queue, unique key, answers.
+package awa
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Mutant names a deliberately broken variant (AWA_EXAMPLE_MUTANT, see README.md); "" is the
+// correct producer. Each mistake lives where the code it breaks does.
+var Mutant = os.Getenv("AWA_EXAMPLE_MUTANT")
+
+// UniqueOpts is a job's `unique`: which parts go into the §2 pre-image.
+type UniqueOpts struct {
+	ByQueue      bool    `json:"by_queue"`
+	ByArgs       bool    `json:"by_args"`
+	PeriodBucket *string `json:"period_bucket"`
+}
+
+// PartitionOpts is a job's `partition`: a PartitionedQueue(queue, partitions) and its key (§5).
+type PartitionOpts struct {
+	KeyHex     string `json:"key_hex"`
+	Partitions int    `json:"partitions"`
+}
+
+// Job is one job of a request.
+type Job struct {
+	Kind              string         `json:"kind"`
+	Queue             string         `json:"queue"`
+	Args              Typed          `json:"args"`
+	Priority          *int16         `json:"priority"`
+	RunAt             *string        `json:"run_at"`
+	Tags              []string       `json:"tags"`
+	OrderingKeyHex    *string        `json:"ordering_key_hex"`
+	ConcurrencyKeyHex *string        `json:"concurrency_key_hex"`
+	Unique            *UniqueOpts    `json:"unique"`
+	UniqueStates      *string        `json:"unique_states"`
+	Partition         *PartitionOpts `json:"partition"`
+	Opts              map[string]any `json:"opts"`
+}
+
+// Request is one request line: an `enqueue` (Job), a `bulk` (Jobs) or a `stop`.
+type Request struct {
+	Type   string `json:"type"`
+	Seq    int64  `json:"seq"`
+	Schema string `json:"schema"`
+	Job    *Job   `json:"job"`
+	Jobs   []Job  `json:"jobs"`
+}
+
+// Handler answers one request other than `stop`.
+type Handler func(ctx context.Context, conn *pgx.Conn, req *Request) map[string]any
+
+// Main is a command's main: Serve, and on an error a line on stderr and exit status 1.
+func Main(name, version string, capabilities []string, handle Handler) {
+	if err := Serve(name, version, capabilities, handle); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+// Serve connects to AWA_CONFORMANCE_DSN (libpq key=value or URL DSN), says hello on stdout,
+// and answers each request line on stdin with handle until `stop` or the end of stdin.
+func Serve(name, version string, capabilities []string, handle Handler) error {
+	ctx := context.Background()
+	dsn := os.Getenv("AWA_CONFORMANCE_DSN")
+	if dsn == "" {
+		return errors.New("AWA_CONFORMANCE_DSN is not set (the runner sets it)")
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		out.Write(append(b, '\n'))
+		return out.Flush() // one request at a time: the runner waits for this line
+	}
+	impl := version
+	if Mutant != "" {
+		impl += "+" + Mutant
+	}
+	if err := send(map[string]any{"type": "hello", "protocol": 2,
+		"implementation": map[string]string{"name": name, "version": impl},
+		"capabilities":   capabilities}); err != nil {
+		return err
+	}
+
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 64*1024), 4<<20) // the protocol caps a line at 1 MiB
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		var req Request
+		if err := json.Unmarshal([]byte(line), &req); err != nil {
+			return fmt.Errorf("request is not JSON: %w", err)
+		}
+		if req.Type == "stop" {
+			return nil
+		}
+		if err := send(handle(ctx, conn, &req)); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
+// Prepared is what a producer computes for one job before SQL.
+type Prepared struct {
+	Args           []byte // canonical JSON (§1), the exact bytes stored
+	Queue          string // the physical queue (§5)
+	OrderingKey    []byte // nil is absent, []byte{} the empty key; a partition's key if none
+	ConcurrencyKey []byte
+	UniqueKey      []byte         // nil without `unique`
+	Trace          map[string]any // canonical args, physical queue, unique key and pre-image
+}
+
+// Prepare computes the client-side part of j. A *Refusal error is the contract refusing the
+// job before SQL (too_deep, key_too_long, ...); another error is the producer's own.
+func Prepare(j *Job) (*Prepared, error) {
+	argsValue, err := FromTyped(j.Args)
+	var args []byte
+	if err == nil {
+		args, err = CanonicalJSON(argsValue)
+	}
+	if err != nil {
+		return nil, err
+	}
+	orderingHex := j.OrderingKeyHex
+	if orderingHex == nil && j.Partition != nil {
+		// A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
+		orderingHex = &j.Partition.KeyHex
+	}
+	p := &Prepared{Args: args, Queue: j.Queue}
+	if p.OrderingKey, err = DecodeKey(orderingHex); err != nil {
+		return nil, err
+	}
+	if p.ConcurrencyKey, err = DecodeKey(j.ConcurrencyKeyHex); err != nil {
+		return nil, err
+	}
+	if Mutant == "drop_ordering_key" {
+		p.OrderingKey = nil
+	}
+	if Mutant == "no_concurrency_key" {
+		p.ConcurrencyKey = nil // never sent; the routing is computed without it, consistently
+	}
+	for _, k := range []struct {
+		field string
+		key   []byte
+	}{{"ordering_key", p.OrderingKey}, {"concurrency_key", p.ConcurrencyKey}} {
+		if len(k.key) > maxKey {
+			return nil, &Refusal{"key_too_long", fmt.Sprintf("%s is %d bytes (max %d)", k.field, len(k.key), maxKey)}
+		}
+	}
+	if j.Partition != nil {
+		pk, err := hex.DecodeString(j.Partition.KeyHex)
+		if err != nil {
+			return nil, err
+		}
+		p.Queue = physicalQueue(j.Queue, pk, j.Partition.Partitions)
+	}
+	p.Trace = map[string]any{"canonical_args": string(args), "physical_queue": p.Queue}
+	if u := j.Unique; u != nil {
+		var q *string
+		if u.ByQueue {
+			q = &p.Queue
+		}
+		var a []byte
+		if u.ByArgs {
+			a = args
+		}
+		var bucket *int64
+		if u.PeriodBucket != nil {
+			b, err := strconv.ParseInt(*u.PeriodBucket, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			bucket = &b
+		}
+		pre, key := UniqueKey(j.Kind, q, a, bucket)
+		p.UniqueKey = key
+		if Mutant == "no_unique_key" {
+			p.UniqueKey = nil // the mutant: the key is computed but never sent
+		}
+		p.Trace["unique_key_hex"] = hex.EncodeToString(key)
+		p.Trace["unique_preimage_hex"] = hex.EncodeToString(pre)
+	}
+	return p, nil
+}
+
+// DecodeKey turns a request's hex key into bytes: nil stays absent, "" is the empty key.
+func DecodeKey(h *string) ([]byte, error) {
+	if h == nil {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(*h)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{} // pgx sends a nil slice as NULL: keep the empty key non-nil
+	}
+	if Mutant == "latin1_keys" {
+		// A producer that holds keys as text and encodes them as Latin-1 instead of UTF-8.
+		s := string(b)
+		l := make([]byte, 0, len(s))
+		for _, r := range s {
+			if r > 0xff {
+				r = '?'
+			}
+			l = append(l, byte(r))
+		}
+		b = l
+	}
+	return b, nil
+}
+
+// QuoteIdent quotes a schema name for SQL text.
+func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Refused is a `refused` answer; row (the row of a bulk request) is left out when nil.
+func Refused(seq int64, sqlstate, code any, row *int, msg string) map[string]any {
+	r := map[string]any{"sqlstate": sqlstate, "code": code, "message": msg}
+	if row != nil {
+		r["row"] = *row
+	}
+	return map[string]any{"seq": seq, "refused": r}
+}
+
+// Failed is an `error` answer: the producer could not do what was asked.
+func Failed(seq int64, err error) map[string]any {
+	return map[string]any{"seq": seq, "error": err.Error()}
+}
+
+// Detail is the JSON DETAIL that contract errors carry.
+type Detail struct {
+	Code     *string `json:"code"`
+	Row      *int    `json:"row"`
+	SQLSTATE *string `json:"sqlstate"`
+	Rule     *string `json:"rule"`
+}
+
+// ParseError is err's PostgreSQL error (nil for another error, such as a lost connection)
+// and its JSON DETAIL (empty when there is none).
+func ParseError(err error) (*pgconn.PgError, Detail) {
+	var pgErr *pgconn.PgError
+	var d Detail
+	if errors.As(err, &pgErr) && pgErr.Detail != "" {
+		_ = json.Unmarshal([]byte(pgErr.Detail), &d)
+	}
+	return pgErr, d
+}
+
+// DBAnswer maps a PostgreSQL error to a refusal: the SQLSTATE, the `code` of the JSON DETAIL
+// and, with rows (a bulk request), its `row`. Anything else is the producer's error.
+func DBAnswer(seq int64, err error, rows bool) map[string]any {
+	pgErr, d := ParseError(err)
+	if pgErr == nil {
+		return Failed(seq, err)
+	}
+	var code any
+	if d.Code != nil {
+		code = *d.Code
+	}
+	row := d.Row
+	if !rows {
+		row = nil
+	}
+	return Refused(seq, pgErr.Code, code, row, pgErr.Error())
+}

@@ -258,6 +258,20 @@ async fn in_savepoint(
     Ok(res)
 }
 
+/// Set the transaction's search_path to `pg_catalog` alone (so the server prints qualified
+/// names) and return the caller's, for the caller to restore.
+async fn pin_search_path(
+    tx: &tokio_postgres::Transaction<'_>,
+) -> Result<String, tokio_postgres::Error> {
+    tx.query_one(
+        "SELECT pg_catalog.current_setting('search_path'), \
+         pg_catalog.set_config('search_path', 'pg_catalog', true)",
+        &[],
+    )
+    .await?
+    .try_get(0)
+}
+
 async fn snapshot(
     tx: &tokio_postgres::Transaction<'_>,
     dsn: &Dsn,
@@ -300,15 +314,9 @@ async fn compare(
     role: &str,
 ) -> Result<Status, InstallError> {
     // Qualified names in every definition; the caller's search_path is restored at the end.
-    let saved: String = tx
-        .query_one(
-            "SELECT pg_catalog.current_setting('search_path'), \
-             pg_catalog.set_config('search_path', 'pg_catalog', true)",
-            &[],
-        )
+    let saved = pin_search_path(tx)
         .await
-        .map_err(db_err(dsn, "comparing with the reference"))?
-        .get(0);
+        .map_err(db_err(dsn, "comparing with the reference"))?;
     let installed = snapshot(tx, dsn, schema).await?;
     let scratch = format!("awa_conformance_ref_{}", crate::suites::db::run_id());
     tx.batch_execute("SAVEPOINT awa_conformance_reference")
@@ -388,15 +396,7 @@ async fn objects(
     schema: &str,
 ) -> Result<Vec<(String, String, bool)>, InstallError> {
     let err = db_err(dsn, "listing the schema's objects");
-    let saved: String = tx
-        .query_one(
-            "SELECT pg_catalog.current_setting('search_path'), \
-             pg_catalog.set_config('search_path', 'pg_catalog', true)",
-            &[],
-        )
-        .await
-        .map_err(&err)?
-        .get(0);
+    let saved = pin_search_path(tx).await.map_err(&err)?;
     let rows = tx
         .query(include_str!("../sql/schema_objects.sql"), &[&schema, &MARK])
         .await

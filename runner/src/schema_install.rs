@@ -238,6 +238,40 @@ fn db_err<'a>(
     }
 }
 
+/// Run `sql` inside the savepoint `name` of `tx`: its own error is returned, with the savepoint
+/// rolled back so the transaction goes on; a failing savepoint is the uninstall's error.
+async fn in_savepoint(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    name: &str,
+    sql: &str,
+) -> Result<Result<(), tokio_postgres::Error>, InstallError> {
+    tx.batch_execute(&format!("SAVEPOINT {name}"))
+        .await
+        .map_err(db_err(dsn, "schema uninstall"))?;
+    let res = tx.batch_execute(sql).await;
+    if res.is_err() {
+        tx.batch_execute(&format!("ROLLBACK TO SAVEPOINT {name}"))
+            .await
+            .map_err(db_err(dsn, "schema uninstall"))?;
+    }
+    Ok(res)
+}
+
+/// Set the transaction's search_path to `pg_catalog` alone (so the server prints qualified
+/// names) and return the caller's, for the caller to restore.
+async fn pin_search_path(
+    tx: &tokio_postgres::Transaction<'_>,
+) -> Result<String, tokio_postgres::Error> {
+    tx.query_one(
+        "SELECT pg_catalog.current_setting('search_path'), \
+         pg_catalog.set_config('search_path', 'pg_catalog', true)",
+        &[],
+    )
+    .await?
+    .try_get(0)
+}
+
 async fn snapshot(
     tx: &tokio_postgres::Transaction<'_>,
     dsn: &Dsn,
@@ -280,15 +314,9 @@ async fn compare(
     role: &str,
 ) -> Result<Status, InstallError> {
     // Qualified names in every definition; the caller's search_path is restored at the end.
-    let saved: String = tx
-        .query_one(
-            "SELECT pg_catalog.current_setting('search_path'), \
-             pg_catalog.set_config('search_path', 'pg_catalog', true)",
-            &[],
-        )
+    let saved = pin_search_path(tx)
         .await
-        .map_err(db_err(dsn, "comparing with the reference"))?
-        .get(0);
+        .map_err(db_err(dsn, "comparing with the reference"))?;
     let installed = snapshot(tx, dsn, schema).await?;
     let scratch = format!("awa_conformance_ref_{}", crate::suites::db::run_id());
     tx.batch_execute("SAVEPOINT awa_conformance_reference")
@@ -368,15 +396,7 @@ async fn objects(
     schema: &str,
 ) -> Result<Vec<(String, String, bool)>, InstallError> {
     let err = db_err(dsn, "listing the schema's objects");
-    let saved: String = tx
-        .query_one(
-            "SELECT pg_catalog.current_setting('search_path'), \
-             pg_catalog.set_config('search_path', 'pg_catalog', true)",
-            &[],
-        )
-        .await
-        .map_err(&err)?
-        .get(0);
+    let saved = pin_search_path(tx).await.map_err(&err)?;
     let rows = tx
         .query(include_str!("../sql/schema_objects.sql"), &[&schema, &MARK])
         .await
@@ -657,19 +677,10 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
         let (_, schema_marked, role_exists, role_marked) = marks(&tx, dsn, schema, role).await?;
         if schema_marked {
             // RESTRICT: objects install did not create stay, and so does the schema.
-            tx.batch_execute("SAVEPOINT awa_conformance_schema")
-                .await
-                .map_err(db_err(dsn, "schema uninstall"))?;
-            match tx
-                .batch_execute(&format!("DROP SCHEMA {} RESTRICT", quote_ident(schema)))
-                .await
-            {
-                Ok(()) => removed.schema = true,
-                Err(_) => tx
-                    .batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_schema")
-                    .await
-                    .map_err(db_err(dsn, "schema uninstall"))?,
-            }
+            let drop = format!("DROP SCHEMA {} RESTRICT", quote_ident(schema));
+            removed.schema = in_savepoint(&tx, dsn, "awa_conformance_schema", &drop)
+                .await?
+                .is_ok();
         }
         if !removed.schema && role_exists {
             // The schema stays: take back the grant install made on it.
@@ -682,30 +693,17 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
             .map_err(db_err(dsn, "schema uninstall"))?;
         }
         if role_marked {
-            tx.batch_execute("SAVEPOINT awa_conformance_role")
-                .await
-                .map_err(db_err(dsn, "schema uninstall"))?;
-            match tx
-                .batch_execute(&format!("DROP ROLE {}", quote_ident(role)))
-                .await
-            {
-                Ok(()) => removed.role = Ok(true),
-                Err(e) => {
-                    // Roles are cluster-wide: another database's install may still use it.
-                    removed.role = Err(crate::pg::describe_error(dsn, &e));
-                    tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_role")
-                        .await
-                        .map_err(db_err(dsn, "schema uninstall"))?;
-                }
-            }
+            let drop = format!("DROP ROLE {}", quote_ident(role));
+            // Roles are cluster-wide: another database's install may still use it.
+            removed.role = in_savepoint(&tx, dsn, "awa_conformance_role", &drop)
+                .await?
+                .map(|()| true)
+                .map_err(|e| crate::pg::describe_error(dsn, &e));
         }
         // The bounded owner goes like the producer role: only when install created it and no
         // other install (this database or another) still uses it.
         let owner = owner_role(role);
         if let (true, true) = role_mark(&tx, dsn, &owner).await? {
-            tx.batch_execute("SAVEPOINT awa_conformance_owner")
-                .await
-                .map_err(db_err(dsn, "schema uninstall"))?;
             let revoke = if removed.schema {
                 String::new()
             } else {
@@ -715,15 +713,9 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
                     quote_ident(&owner)
                 )
             };
-            if tx
-                .batch_execute(&format!("{revoke} DROP ROLE {}", quote_ident(&owner)))
-                .await
-                .is_err()
-            {
-                tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_owner")
-                    .await
-                    .map_err(db_err(dsn, "schema uninstall"))?;
-            }
+            let drop = format!("{revoke} DROP ROLE {}", quote_ident(&owner));
+            // Still used by another install: it stays, which is not an error.
+            let _kept = in_savepoint(&tx, dsn, "awa_conformance_owner", &drop).await?;
         }
         tx.commit().await.map_err(db_err(dsn, "COMMIT"))?;
         Ok(removed)

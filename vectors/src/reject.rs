@@ -31,6 +31,12 @@ pub fn error_code(e: &core::Error) -> &'static str {
     }
 }
 
+/// A family's answer for the core's verdict on a rejected-input vector's input: the code of
+/// the refusal, or `None` when the core accepts the input.
+pub(crate) fn refusal<T>(verdict: Result<T, core::Error>) -> Option<&'static str> {
+    verdict.err().as_ref().map(error_code)
+}
+
 /// Decode `input` as `family`'s input (integers unconstrained) and run the core on it:
 /// `Ok(Some(code))` when the core refuses it, `Ok(None)` when it accepts it.
 ///

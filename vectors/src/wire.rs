@@ -63,6 +63,13 @@ pub(crate) fn hex_array<const N: usize>(s: &str, path: &str) -> FResult<[u8; N]>
     })
 }
 
+/// A key's hex text, decoded and within the core's length limit (an accepted input's key).
+pub(crate) fn valid_key(hex_text: &str, path: &str) -> FResult<Vec<u8>> {
+    let key = hex_bytes(hex_text, path)?;
+    check_core(core::validate_key(&key), path)?;
+    Ok(key)
+}
+
 /// An optional key of a rejected-input vector (its length is the core's to judge).
 pub(crate) fn opt_key(hex_text: Option<&str>, path: &str) -> FResult<Option<Vec<u8>>> {
     hex_text
@@ -83,7 +90,7 @@ pub(crate) fn decimal<T: std::str::FromStr + ToString>(s: &str, path: &str) -> F
 }
 
 /// A `shards` array: exactly one shard per width 1..=64.
-pub(crate) fn shards(v: Vec<u8>, path: &str) -> FResult<Vec<u8>> {
+fn shards(v: Vec<u8>, path: &str) -> FResult<Vec<u8>> {
     if v.len() == usize::from(core::MAX_WIDTH) {
         Ok(v)
     } else {
@@ -107,6 +114,29 @@ pub(crate) fn shards_at_every_width(f: impl Fn(Width) -> u8) -> Result<Vec<u8>, 
     (1..=core::MAX_WIDTH).map(|w| width(w).map(&f)).collect()
 }
 
+/// The `input` of a one-key family: `{"key_hex": "<hex>"}`.
+pub(crate) fn key_input(k: &[u8]) -> Json {
+    Json::obj([key_hex(k)])
+}
+
+/// The members of a one-key family's vector: the valid key of `input` (`{"key_hex"}`), then
+/// `intermediate` as `M` and `expected` as `E`. The three members' shapes are checked before
+/// the key's hex and length, so the first error named is the same whatever the family.
+pub(crate) fn key_parts<M, E>(
+    input: Option<&serde_json::Value>,
+    intermediate: Option<&serde_json::Value>,
+    expected: Option<&serde_json::Value>,
+) -> FResult<(Vec<u8>, M, E)>
+where
+    M: for<'de> Deserialize<'de>,
+    E: for<'de> Deserialize<'de>,
+{
+    let inp: KeyIn = serde_part(input, "input")?;
+    let mid: M = serde_part(intermediate, "intermediate")?;
+    let ex: E = serde_part(expected, "expected")?;
+    Ok((valid_key(&inp.key_hex, "input.key_hex")?, mid, ex))
+}
+
 /// `("key_hex", "<hex>")`.
 pub(crate) fn key_hex(k: &[u8]) -> (&'static str, Json) {
     ("key_hex", Json::Str(hex::encode(k)))
@@ -117,19 +147,76 @@ pub(crate) fn dec(u: u64) -> Json {
     Json::Str(u.to_string())
 }
 
-/// A `shards` array.
-pub(crate) fn shards_json(s: &[u8]) -> Json {
-    Json::Arr(s.iter().map(|&x| Json::Int(i64::from(x))).collect())
+/// The `expected` of a family with a shard per width: `{"shards": [..]}`.
+pub(crate) fn shards_expected(s: &[u8]) -> Json {
+    Json::obj([(
+        "shards",
+        Json::Arr(s.iter().map(|&x| Json::Int(i64::from(x))).collect()),
+    )])
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct KeyIn {
-    pub(crate) key_hex: String,
+struct KeyIn {
+    key_hex: String,
 }
 
+/// The `expected` of a family with a shard per width, as read.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ShardsEx {
-    pub(crate) shards: Vec<u8>,
+    shards: Vec<u8>,
+}
+
+impl ShardsEx {
+    /// The shards, one per width 1..=64.
+    pub(crate) fn shards(self) -> FResult<Vec<u8>> {
+        shards(self.shards, "expected.shards")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use awa_conformance_core::MAX_KEY_LEN;
+    use serde_json::json;
+
+    use super::{key_parts, valid_key, FResult, FieldError, ShardsEx};
+    use crate::hex;
+
+    #[test]
+    fn valid_key_refuses_bad_hex_and_over_long_keys_at_their_path() {
+        let max = hex::encode(&vec![0x61; MAX_KEY_LEN]);
+        assert_eq!(valid_key(&max, "p").map(|k| k.len()), Ok(MAX_KEY_LEN));
+        let long = hex::encode(&vec![0x61; MAX_KEY_LEN + 1]);
+        assert_eq!(
+            valid_key(&long, "input.key_hex").map_err(|e| e.path),
+            Err("input.key_hex".to_owned())
+        );
+        assert_eq!(valid_key("6", "p").map_err(|e| e.path), Err("p".to_owned()));
+        assert_eq!(valid_key("", "p"), Ok(vec![]));
+    }
+
+    #[test]
+    fn key_parts_checks_every_member_shape_before_the_key() {
+        let shards = json!({"shards": vec![0; 64]});
+        let parts = |input: serde_json::Value, expected: &serde_json::Value| {
+            key_parts::<ShardsEx, ShardsEx>(Some(&input), Some(&shards), Some(expected))
+                .map(|(key, _, ex)| (key, ex.shards().map(|s| s.len())))
+        };
+        let path = |r: FResult<_>| r.map_err(|e: FieldError| e.path);
+        // A bad key and a bad `expected`: the member's shape is named first.
+        let bad_ex = json!({"shards": "no"});
+        assert_eq!(
+            path(parts(json!({"key_hex": "zz"}), &bad_ex)),
+            Err("expected".into())
+        );
+        assert_eq!(
+            path(parts(json!({"key_hex": "zz"}), &shards)),
+            Err("input.key_hex".into())
+        );
+        let extra = json!({"key_hex": "61", "x": 1});
+        assert_eq!(path(parts(extra, &shards)), Err("input".into()));
+        let ok = parts(json!({"key_hex": "6162"}), &shards);
+        assert_eq!(ok, Ok((b"ab".to_vec(), Ok(64))));
+    }
 }

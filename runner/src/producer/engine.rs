@@ -164,20 +164,7 @@ fn typed_empty_object() -> Json {
 }
 
 fn base_job(queue: &str) -> Job {
-    Job {
-        kind: PROBE_KIND.to_owned(),
-        queue: queue.to_owned(),
-        args: typed_empty_object(),
-        priority: None,
-        run_at: None,
-        tags: Vec::new(),
-        ordering_key_hex: None,
-        concurrency_key_hex: None,
-        unique: None,
-        unique_states: None,
-        partition: None,
-        opts: json!({}),
-    }
+    Job::plain(PROBE_KIND, queue, typed_empty_object())
 }
 
 fn base_call(queue: &str) -> RefCall {

@@ -179,6 +179,28 @@ impl SubprocessProducer {
         }
     }
 
+    /// Send one request (starting the producer if it is not running) and read its answer; a
+    /// producer that fails a request in any way is killed.
+    fn request<Q: serde::Serialize, A>(
+        &mut self,
+        request: &Q,
+        seq: u64,
+        timeout: Duration,
+        parse: fn(&str) -> Result<(u64, A), String>,
+    ) -> Result<A, ProducerFault> {
+        if self.running.is_none() {
+            self.start()?;
+        }
+        let line = serde_json::to_string(request)
+            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
+        let out = self.exchange(line, seq, timeout, parse);
+        if out.is_err() {
+            // Whatever state it is in, it is not trusted with another request.
+            self.kill();
+        }
+        out
+    }
+
     /// Send one request line and wait for the answer to `seq`, parsed by `parse`.
     fn exchange<A>(
         &mut self,
@@ -266,17 +288,7 @@ impl Producer for SubprocessProducer {
         request: &EnqueueRequest,
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault> {
-        if self.running.is_none() {
-            self.start()?;
-        }
-        let line = serde_json::to_string(request)
-            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
-        let out = self.exchange(line, request.seq, timeout, EnqueueAnswer::parse_line);
-        if out.is_err() {
-            // Whatever state it is in, it is not trusted with another request.
-            self.kill();
-        }
-        out
+        self.request(request, request.seq, timeout, EnqueueAnswer::parse_line)
     }
 
     fn bulk(
@@ -284,17 +296,7 @@ impl Producer for SubprocessProducer {
         request: &BulkRequest,
         timeout: Duration,
     ) -> Result<BulkAnswer, ProducerFault> {
-        if self.running.is_none() {
-            self.start()?;
-        }
-        let line = serde_json::to_string(request)
-            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
-        let out = self.exchange(line, request.seq, timeout, BulkAnswer::parse_line);
-        if out.is_err() {
-            // Whatever state it is in, it is not trusted with another request.
-            self.kill();
-        }
-        out
+        self.request(request, request.seq, timeout, BulkAnswer::parse_line)
     }
 
     fn restart(&mut self) -> Result<Hello, ProducerFault> {

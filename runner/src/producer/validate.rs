@@ -28,20 +28,11 @@ pub fn trial_names() -> Vec<String> {
 }
 
 fn job(queue: &str) -> Job {
-    Job {
-        kind: super::engine::PROBE_KIND.to_owned(),
-        queue: queue.to_owned(),
-        args: json!({"type": "object", "value": [["n", {"type": "int", "value": "1"}]]}),
-        priority: None,
-        run_at: None,
-        tags: Vec::new(),
-        ordering_key_hex: None,
-        concurrency_key_hex: None,
-        unique: None,
-        unique_states: None,
-        partition: None,
-        opts: json!({}),
-    }
+    Job::plain(
+        super::engine::PROBE_KIND,
+        queue,
+        json!({"type": "object", "value": [["n", {"type": "int", "value": "1"}]]}),
+    )
 }
 
 /// Run the canned exchange with `producer`; one outcome per step of [`STEPS`].

@@ -154,6 +154,28 @@ pub struct Job {
     pub opts: Json,
 }
 
+impl Job {
+    /// A job of `kind` on `queue` with `args` and nothing else: no priority, run_at, tags, keys,
+    /// unique inputs or partition, and `opts` `{}`.
+    #[must_use]
+    pub fn plain(kind: &str, queue: &str, args: Json) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            queue: queue.to_owned(),
+            args,
+            priority: None,
+            run_at: None,
+            tags: Vec::new(),
+            ordering_key_hex: None,
+            concurrency_key_hex: None,
+            unique: None,
+            unique_states: None,
+            partition: None,
+            opts: Json::Object(serde_json::Map::new()),
+        }
+    }
+}
+
 /// `{"type":"enqueue","seq":…,"case":…,"schema":…,"job":{…}}`: one request, one outstanding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "enqueue")]
@@ -543,20 +565,7 @@ mod tests {
             seq: 1,
             case: "producer::x".into(),
             schema: "awa".into(),
-            job: Job {
-                kind: "k".into(),
-                queue: "q".into(),
-                args: json!({"type":"object","value":[]}),
-                priority: None,
-                run_at: None,
-                tags: vec![],
-                ordering_key_hex: None,
-                concurrency_key_hex: None,
-                unique: None,
-                unique_states: None,
-                partition: None,
-                opts: json!({}),
-            },
+            job: Job::plain("k", "q", json!({"type":"object","value":[]})),
         };
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["type"], "enqueue");

@@ -5,6 +5,8 @@ use awa_conformance_core::Value;
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::hex;
 use crate::model::Case;
 use crate::pretty::Json;
@@ -96,25 +98,20 @@ impl FamilyDef for Def {
     fn attempt(input: &serde_json::Value) -> Result<Option<&'static str>, FieldError> {
         let i: CjIn = decode_input(input)?;
         let verdict = core::canonical_json(&typed(&i.value, "input.value")?);
-        Ok(verdict.err().as_ref().map(crate::reject::error_code))
+        Ok(crate::reject::refusal(verdict))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Awa canonical JSON v1: the exact bytes released Awa 0.6.x hashes for unique_key args (serde_json::to_vec with BTreeMap objects and zmij floats). Inputs are typed values so insertion order and float bits survive any parser.",
-                cases::v1(),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's canonical_json (same encoding): the nesting boundary (128 accepted, 129 refused), the last-wins duplicate-key rule as normative vectors, and U+0080..U+00FF text.",
-                cases::v1_1(),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Awa canonical JSON v1: the exact bytes released Awa 0.6.x hashes for unique_key args (serde_json::to_vec with BTreeMap objects and zmij floats). Inputs are typed values so insertion order and float bits survive any parser.",
+            || Ok(cases::v1()),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's canonical_json (same encoding): the nesting boundary (128 accepted, 129 refused), the last-wins duplicate-key rule as normative vectors, and U+0080..U+00FF text.",
+            || Ok(cases::v1_1()),
+        )),
+    };
 }
 
 /// The generator's cases, release by release (inputs only: outputs come from the core).

@@ -5,10 +5,14 @@ use awa_conformance_core as core;
 use awa_conformance_core::DIGEST_LEN;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::inputs::{key_specs, sha_boundary_specs};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::hex;
 use crate::model::Case;
 use crate::pretty::Json;
-use crate::wire::{check_core, hex_array, hex_bytes, key_hex, serde_part, FResult, KeyIn};
+use crate::wire::{hex_array, hex_bytes, key_input, key_parts, FResult};
 
 /// `concurrency_digest`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +62,7 @@ impl FamilyDef for Def {
     type Case = ConcurrencyDigestCase;
 
     fn input_json(c: &ConcurrencyDigestCase) -> Json {
-        Json::obj([key_hex(&c.key)])
+        key_input(&c.key)
     }
 
     fn intermediate_json(c: &ConcurrencyDigestCase) -> Option<Json> {
@@ -81,11 +85,7 @@ impl FamilyDef for Def {
         intermediate: Option<&serde_json::Value>,
         expected: Option<&serde_json::Value>,
     ) -> FResult<Case> {
-        let inp: KeyIn = serde_part(input, "input")?;
-        let mid: PreMid = serde_part(intermediate, "intermediate")?;
-        let ex: DigestEx = serde_part(expected, "expected")?;
-        let key = hex_bytes(&inp.key_hex, "input.key_hex")?;
-        check_core(core::validate_key(&key), "input.key_hex")?;
+        let (key, mid, ex): (_, PreMid, DigestEx) = key_parts(input, intermediate, expected)?;
         Ok(Case::ConcurrencyDigest(ConcurrencyDigestCase {
             key,
             preimage: hex_bytes(&mid.preimage_hex, "intermediate.preimage_hex")?,
@@ -94,20 +94,14 @@ impl FamilyDef for Def {
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::inputs::{key_specs, sha_boundary_specs};
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Contract v1 D1: SHA-256(\"awa:concurrency_key:v1\" || 0x00 || key). The empty key is a key.",
-                key_specs(false, Case::concurrency_digest),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's concurrency_digest (same rule): keys whose pre-images sit on SHA-256's padding and block boundaries (55/56, 63/64/65, 119/120, 127/128/129 bytes).",
-                sha_boundary_specs(Case::concurrency_digest),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Contract v1 D1: SHA-256(\"awa:concurrency_key:v1\" || 0x00 || key). The empty key is a key.",
+            || Ok(key_specs(false, Case::concurrency_digest)),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's concurrency_digest (same rule): keys whose pre-images sit on SHA-256's padding and block boundaries (55/56, 63/64/65, 119/120, 127/128/129 bytes).",
+            || Ok(sha_boundary_specs(Case::concurrency_digest)),
+        )),
+    };
 }

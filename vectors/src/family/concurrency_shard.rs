@@ -4,12 +4,16 @@ use awa_conformance_core as core;
 use awa_conformance_core::DIGEST_LEN;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::inputs::{key_specs, sha_boundary_specs};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::hex;
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{
-    check_core, dec, decimal, hex_array, hex_bytes, key_hex, serde_part, shards,
-    shards_at_every_width, shards_json, FResult, KeyIn, ShardsEx,
+    dec, decimal, hex_array, key_input, key_parts, shards_at_every_width, shards_expected, FResult,
+    ShardsEx,
 };
 
 /// `concurrency_shard`: one key's digest at every width.
@@ -66,7 +70,7 @@ impl FamilyDef for Def {
     type Case = ConcurrencyShardCase;
 
     fn input_json(c: &ConcurrencyShardCase) -> Json {
-        Json::obj([key_hex(&c.key)])
+        key_input(&c.key)
     }
 
     fn intermediate_json(c: &ConcurrencyShardCase) -> Option<Json> {
@@ -77,7 +81,7 @@ impl FamilyDef for Def {
     }
 
     fn expected_json(c: &ConcurrencyShardCase) -> Json {
-        Json::obj([("shards", shards_json(&c.shards))])
+        shards_expected(&c.shards)
     }
 
     fn recompute(c: &ConcurrencyShardCase) -> Result<Case, core::Error> {
@@ -89,34 +93,24 @@ impl FamilyDef for Def {
         intermediate: Option<&serde_json::Value>,
         expected: Option<&serde_json::Value>,
     ) -> FResult<Case> {
-        let inp: KeyIn = serde_part(input, "input")?;
-        let mid: CsMid = serde_part(intermediate, "intermediate")?;
-        let ex: ShardsEx = serde_part(expected, "expected")?;
-        let key = hex_bytes(&inp.key_hex, "input.key_hex")?;
-        check_core(core::validate_key(&key), "input.key_hex")?;
+        let (key, mid, ex): (_, CsMid, ShardsEx) = key_parts(input, intermediate, expected)?;
         Ok(Case::ConcurrencyShard(ConcurrencyShardCase {
             key,
             digest: hex_array(&mid.digest_hex, "intermediate.digest_hex")?,
             first8_u64: decimal(&mid.first8_u64, "intermediate.first8_u64")?,
-            shards: shards(ex.shards, "expected.shards")?,
+            shards: ex.shards()?,
         }))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::inputs::{key_specs, sha_boundary_specs};
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Contract v1 D2: the first 8 digest bytes as a big-endian u64, mod width; shards[i] at width i+1 for every width 1..=64.",
-                key_specs(false, Case::concurrency_shard),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's concurrency_shard (same rule): the SHA-256 padding-boundary keys at every width 1..=64.",
-                sha_boundary_specs(Case::concurrency_shard),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Contract v1 D2: the first 8 digest bytes as a big-endian u64, mod width; shards[i] at width i+1 for every width 1..=64.",
+            || Ok(key_specs(false, Case::concurrency_shard)),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's concurrency_shard (same rule): the SHA-256 padding-boundary keys at every width 1..=64.",
+            || Ok(sha_boundary_specs(Case::concurrency_shard)),
+        )),
+    };
 }

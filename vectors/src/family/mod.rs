@@ -99,15 +99,10 @@ pub(crate) trait FamilyDef {
             ),
         ))
     }
-    /// The family's file in `release`: its envelope description and its cases in file order,
-    /// or `None` when the release adds nothing to the family.
-    ///
-    /// # Errors
-    /// A case definition that cannot be built (e.g. a released hazard that no longer holds).
+    /// The family's file in each release: its envelope description and its cases in file
+    /// order (`None` where the release adds nothing to the family).
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError>;
+    const RELEASES: crate::generate::Releases;
 }
 
 /// Dispatch on a [`Family`]: `with_def!(family, D => expr)` evaluates `expr` with `D` bound to

@@ -5,6 +5,8 @@ use awa_conformance_core::Width;
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{check_core, decode_input, ferr, serde_part, width, FResult, FieldError};
@@ -108,25 +110,20 @@ impl FamilyDef for Def {
         let i: MsInAny = decode_input(input)?;
         let verdict = core::Width::new(i.destination_width)
             .and_then(|w| core::move_shard(i.retained_shard, w));
-        Ok(verdict.err().as_ref().map(crate::reject::error_code))
+        Ok(crate::reject::refusal(verdict))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Contract v1 D4: a moved job keeps retained_shard mod destination_width.",
-                cases::v1(),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's move_shard (same rule): refused retained shards and destination widths.",
-                cases::v1_1(),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Contract v1 D4: a moved job keeps retained_shard mod destination_width.",
+            || Ok(cases::v1()),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's move_shard (same rule): refused retained shards and destination widths.",
+            || Ok(cases::v1_1()),
+        )),
+    };
 }
 
 /// The generator's cases, release by release (inputs only: outputs come from the core).

@@ -3,11 +3,14 @@
 use awa_conformance_core as core;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::inputs::key_specs;
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{
-    check_core, dec, decimal, hex_bytes, key_hex, serde_part, shards, shards_at_every_width,
-    shards_json, FResult, KeyIn, ShardsEx,
+    dec, decimal, key_input, key_parts, shards_at_every_width, shards_expected, FResult, ShardsEx,
 };
 
 /// `ordering_shard`: one key at every width.
@@ -53,7 +56,7 @@ impl FamilyDef for Def {
     type Case = OrderingShardCase;
 
     fn input_json(c: &OrderingShardCase) -> Json {
-        Json::obj([key_hex(&c.key)])
+        key_input(&c.key)
     }
 
     fn intermediate_json(c: &OrderingShardCase) -> Option<Json> {
@@ -61,7 +64,7 @@ impl FamilyDef for Def {
     }
 
     fn expected_json(c: &OrderingShardCase) -> Json {
-        Json::obj([("shards", shards_json(&c.shards))])
+        shards_expected(&c.shards)
     }
 
     fn recompute(c: &OrderingShardCase) -> Result<Case, core::Error> {
@@ -73,29 +76,20 @@ impl FamilyDef for Def {
         intermediate: Option<&serde_json::Value>,
         expected: Option<&serde_json::Value>,
     ) -> FResult<Case> {
-        let inp: KeyIn = serde_part(input, "input")?;
-        let mid: Hash64Mid = serde_part(intermediate, "intermediate")?;
-        let ex: ShardsEx = serde_part(expected, "expected")?;
-        let key = hex_bytes(&inp.key_hex, "input.key_hex")?;
-        check_core(core::validate_key(&key), "input.key_hex")?;
+        let (key, mid, ex): (_, Hash64Mid, ShardsEx) = key_parts(input, intermediate, expected)?;
         Ok(Case::OrderingShard(OrderingShardCase {
             key,
             hash64: decimal(&mid.hash64, "intermediate.hash64")?,
-            shards: shards(ex.shards, "expected.shards")?,
+            shards: ex.shards()?,
         }))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{inputs::key_specs, FamilyRelease, Release};
-        Ok(match release {
-            Release::V1 => Some(FamilyRelease::new(
-                "Released ordering-key shard: h = 0xcbf29ce484222325; h = h*0x100000001b3 + byte (mod 2^64, multiply then add); shards[i] = h mod (i+1) for every width 1..=64.",
-                key_specs(true, Case::ordering_shard),
-            )),
-            Release::V1_1 => None,
-        })
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Released ordering-key shard: h = 0xcbf29ce484222325; h = h*0x100000001b3 + byte (mod 2^64, multiply then add); shards[i] = h mod (i+1) for every width 1..=64.",
+            || Ok(key_specs(true, Case::ordering_shard)),
+        )),
+        v1_1: None,
+    };
 }

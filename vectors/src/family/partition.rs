@@ -4,6 +4,8 @@ use awa_conformance_core as core;
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{
@@ -147,25 +149,20 @@ impl FamilyDef for Def {
         let i: PtInAny = decode_input(input)?;
         opt_key(Some(&i.key_hex), "input.key_hex")?;
         let verdict = core::Partitions::new(i.partitions);
-        Ok(verdict.err().as_ref().map(crate::reject::error_code))
+        Ok(crate::reject::refusal(verdict))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Released PartitionedQueue routing: SplitMix64 finaliser over ordering_key_hash64(key) XOR 0x9d4d1b2f53a70c91, mod the partition count; partition 0 is the logical queue, partition n is <logical>__p<n>.",
-                cases::v1(),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's partition (same rule): high-byte and Latin-1 keys, and refused partition counts.",
-                cases::v1_1(),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Released PartitionedQueue routing: SplitMix64 finaliser over ordering_key_hash64(key) XOR 0x9d4d1b2f53a70c91, mod the partition count; partition 0 is the logical queue, partition n is <logical>__p<n>.",
+            || Ok(cases::v1()),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's partition (same rule): high-byte and Latin-1 keys, and refused partition counts.",
+            || Ok(cases::v1_1()),
+        )),
+    };
 }
 
 /// The generator's cases, release by release (inputs only: outputs come from the core).

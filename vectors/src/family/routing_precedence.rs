@@ -5,11 +5,13 @@ use awa_conformance_core::{RouteSource, DIGEST_LEN};
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::hex;
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{
-    check_core, decode_input, ferr, hex_array, hex_bytes, opt_key, serde_part, width, FResult,
+    check_core, decode_input, ferr, hex_array, opt_key, serde_part, valid_key, width, FResult,
     FieldError,
 };
 
@@ -125,13 +127,7 @@ impl FamilyDef for Def {
         let inp: RpIn = serde_part(input, "input")?;
         let ex: RpEx = serde_part(expected, "expected")?;
         check_core(width(inp.width), "input.width")?;
-        let key = |k: Option<String>, p: &str| -> FResult<Option<Vec<u8>>> {
-            let k = k.map(|h| hex_bytes(&h, p)).transpose()?;
-            if let Some(k) = &k {
-                check_core(core::validate_key(k), p)?;
-            }
-            Ok(k)
-        };
+        let key = |k: Option<String>, p: &str| k.map(|h| valid_key(&h, p)).transpose();
         Ok(Case::RoutingPrecedence(RoutingPrecedenceCase {
             width: inp.width,
             ordering_key: key(inp.ordering_key_hex, "input.ordering_key_hex")?,
@@ -162,25 +158,20 @@ impl FamilyDef for Def {
         )?;
         let verdict =
             core::Width::new(i.width).and_then(|w| core::route(w, ok.as_deref(), ck.as_deref()));
-        Ok(verdict.err().as_ref().map(crate::reject::error_code))
+        Ok(crate::reject::refusal(verdict))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Contract v1 D3: ordering key, else concurrency key, else rotor (enqueue_shard null: any shard in [0, width) conforms). The stored digest falls back to the ordering key's.",
-                cases::v1(),
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's routing_precedence (same rule): many distinct keys (bytes 0x80..0xff, U+0080..U+00FF text, short non-UTF-8 keys) and refused widths and keys.",
-                cases::v1_1(),
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Contract v1 D3: ordering key, else concurrency key, else rotor (enqueue_shard null: any shard in [0, width) conforms). The stored digest falls back to the ordering key's.",
+            || Ok(cases::v1()),
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's routing_precedence (same rule): many distinct keys (bytes 0x80..0xff, U+0080..U+00FF text, short non-UTF-8 keys) and refused widths and keys.",
+            || Ok(cases::v1_1()),
+        )),
+    };
 }
 
 /// The generator's cases, release by release (inputs only: outputs come from the core).

@@ -6,6 +6,8 @@ use awa_conformance_core::{Value, UNIQUE_KEY_LEN};
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::hex;
 use crate::model::Case;
 use crate::pretty::Json;
@@ -165,25 +167,20 @@ impl FamilyDef for Def {
             })
             .transpose()?;
         let verdict = core::unique_key(&i.kind, i.queue.as_deref(), args.as_ref(), period);
-        Ok(verdict.err().as_ref().map(crate::reject::error_code))
+        Ok(crate::reject::refusal(verdict))
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(Some(match release {
-            Release::V1 => FamilyRelease::new(
-                "Released unique_key: BLAKE3(kind [|| 0x00 || queue] [|| 0x00 || canonical args] [|| 0x00 || period_bucket i64 LE])[0..16]. Informative vectors document the released field-ambiguity collisions.",
-                cases::v1()?,
-            ),
-            Release::V1_1 => FamilyRelease::new(
-                "v1.1 additions to v1's unique_key (same framing): BLAKE3 pre-images at the 64-byte block and 1024-byte chunk boundaries up to nine chunks, and the nesting boundary of args.",
-                cases::v1_1()?,
-            ),
-        }))
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Released unique_key: BLAKE3(kind [|| 0x00 || queue] [|| 0x00 || canonical args] [|| 0x00 || period_bucket i64 LE])[0..16]. Informative vectors document the released field-ambiguity collisions.",
+            cases::v1,
+        )),
+        v1_1: Some(ReleaseFile::new(
+            "v1.1 additions to v1's unique_key (same framing): BLAKE3 pre-images at the 64-byte block and 1024-byte chunk boundaries up to nine chunks, and the nesting boundary of args.",
+            cases::v1_1,
+        )),
+    };
 }
 
 /// The generator's cases, release by release (inputs only: outputs come from the core).

@@ -4,6 +4,8 @@ use awa_conformance_core as core;
 use serde::Deserialize;
 
 use super::{Family, FamilyDef};
+#[cfg(feature = "maintainer")]
+use crate::generate::{ReleaseFile, Releases};
 use crate::model::Case;
 use crate::pretty::Json;
 use crate::wire::{serde_part, FResult};
@@ -92,18 +94,13 @@ impl FamilyDef for Def {
     }
 
     #[cfg(feature = "maintainer")]
-    fn release(
-        release: crate::generate::Release,
-    ) -> Result<Option<crate::generate::FamilyRelease>, crate::generate::GenerateError> {
-        use crate::generate::{FamilyRelease, Release};
-        Ok(match release {
-            Release::V1 => Some(FamilyRelease::new(
-                "Released unique_states: bit i of the u8 mask is character i from the left of the bit(8) text and state JOB_STATES[i].",
-                cases::v1(),
-            )),
-            Release::V1_1 => None,
-        })
-    }
+    const RELEASES: Releases = Releases {
+        v1: Some(ReleaseFile::new(
+            "Released unique_states: bit i of the u8 mask is character i from the left of the bit(8) text and state JOB_STATES[i].",
+            || Ok(cases::v1()),
+        )),
+        v1_1: None,
+    };
 }
 
 /// The generator's cases (inputs only: outputs come from the core).

@@ -166,15 +166,36 @@ pub(crate) enum Release {
     V1_1,
 }
 
-/// One family's file in one release: the envelope description and the cases in file order.
-pub(crate) struct FamilyRelease {
+/// One family's file in one release: the envelope description and its cases in file order
+/// (computed only when that release is generated).
+pub(crate) struct ReleaseFile {
     description: &'static str,
-    specs: Vec<Spec>,
+    cases: fn() -> Result<Vec<Spec>, GenerateError>,
 }
 
-impl FamilyRelease {
-    pub(crate) fn new(description: &'static str, specs: Vec<Spec>) -> Self {
-        Self { description, specs }
+impl ReleaseFile {
+    pub(crate) const fn new(
+        description: &'static str,
+        cases: fn() -> Result<Vec<Spec>, GenerateError>,
+    ) -> Self {
+        Self { description, cases }
+    }
+}
+
+/// A family's file in each release, `None` where the release adds nothing to the family. One
+/// field per [`Release`]: a new release does not compile until every family module says what it
+/// adds.
+pub(crate) struct Releases {
+    pub(crate) v1: Option<ReleaseFile>,
+    pub(crate) v1_1: Option<ReleaseFile>,
+}
+
+impl Releases {
+    fn file(self, release: Release) -> Option<ReleaseFile> {
+        match release {
+            Release::V1 => self.v1,
+            Release::V1_1 => self.v1_1,
+        }
     }
 }
 
@@ -187,10 +208,10 @@ impl FamilyRelease {
 fn release_vectors(release: Release) -> Result<Generated, GenerateError> {
     let mut out = Vec::new();
     for family in Family::ALL {
-        let Some(r) = with_def!(family, D => <D as FamilyDef>::release(release))? else {
+        let Some(file) = with_def!(family, D => <D as FamilyDef>::RELEASES).file(release) else {
             continue;
         };
-        out.push((family, r.description, build(family, r.specs)?));
+        out.push((family, file.description, build(family, (file.cases)()?)?));
     }
     Ok(out)
 }

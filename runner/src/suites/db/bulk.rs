@@ -13,7 +13,7 @@ use futures_util::SinkExt;
 use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
-use super::case::{harness, query_fail, rolled_back, setup_fail, Case};
+use super::case::{harness, query_fail, rolled_back, rolled_back_on, setup_fail, Case};
 use super::expect::{rejection, Member, Rejection};
 use super::privilege::{producer, Producer};
 use super::request::{
@@ -557,54 +557,39 @@ fn as_producer(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         Producer::NotApplicable(reason) => return Ok(Verdict::NotApplicable(reason)),
         Producer::Broken(msg) => return Err(CaseFailure::harness(msg)),
     };
-    let out = pg.block_on(async {
-        let mut pooled = pg.pooled().await.map_err(harness)?;
-        let client = pooled.get().map_err(harness)?;
-        client
-            .batch_execute("BEGIN")
-            .await
-            .map_err(|e| query_fail(db, "BEGIN", &e))?;
+    rolled_back_on(&pg, db, async |client| {
         let q = unique_name(db);
-        let res = async {
-            let rows = three_good(db, &q, 1)?;
-            let batch = batch_id(db);
-            let ids = stage_and_publish(client, db, &batch, &rows)
-                .await?
-                .map_err(|e| query_fail(db, "publish_batch as the producer role", &e))?;
-            let (ins, rd) = prepare(client, db).await?;
-            drop(ins);
-            for id in &ids {
-                let s = read(client, &rd, *id)
-                    .await
-                    .map_err(|e| query_fail(db, "job_routing as the producer role", &e))?;
-                if s.job_id != Some(*id) {
-                    return Err(CaseFailure::mismatch(
-                        "a job the producer published in bulk must be its own (enqueued_by = \
+        let rows = three_good(db, &q, 1)?;
+        let batch = batch_id(db);
+        let ids = stage_and_publish(client, db, &batch, &rows)
+            .await?
+            .map_err(|e| query_fail(db, "publish_batch as the producer role", &e))?;
+        let (ins, rd) = prepare(client, db).await?;
+        drop(ins);
+        for id in &ids {
+            let s = read(client, &rd, *id)
+                .await
+                .map_err(|e| query_fail(db, "job_routing as the producer role", &e))?;
+            if s.job_id != Some(*id) {
+                return Err(CaseFailure::mismatch(
+                    "a job the producer published in bulk must be its own (enqueued_by = \
                          its session user, readable through job_routing)",
-                        json!({"job_id": id}),
-                        json!({"job_id": s.job_id}),
-                    ));
-                }
-            }
-            if ids.len() == rows.len() {
-                Ok(())
-            } else {
-                Err(CaseFailure::mismatch(
-                    "publish_batch as the producer role must return one job id per staged row",
-                    json!({"job_ids": rows.len()}),
-                    json!({"job_ids": ids}),
-                ))
+                    json!({"job_id": id}),
+                    json!({"job_id": s.job_id}),
+                ));
             }
         }
-        .await;
-        client
-            .batch_execute("ROLLBACK")
-            .await
-            .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
-        pooled.mark_clean();
-        res
-    });
-    out.map_err(harness)?.map(|()| Verdict::Passed)
+        if ids.len() == rows.len() {
+            Ok(())
+        } else {
+            Err(CaseFailure::mismatch(
+                "publish_batch as the producer role must return one job id per staged row",
+                json!({"job_ids": rows.len()}),
+                json!({"job_ids": ids}),
+            ))
+        }
+    })
+    .map(|()| Verdict::Passed)
 }
 
 /// The `sql::bulk::*` cases (and the hardening of `publish_batch` in `sql::catalog::`).

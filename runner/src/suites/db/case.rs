@@ -9,7 +9,7 @@ use tokio_postgres::Client;
 
 use super::{DbSetup, SUITE};
 use crate::outcome::{CaseFailure, RunContext, Verdict};
-use crate::pg::PgError;
+use crate::pg::{Pg, PgError};
 
 /// The check of one DB case.
 pub(super) type Check = Box<dyn FnOnce(Arc<DbSetup>) -> Result<Verdict, CaseFailure> + Send>;
@@ -118,22 +118,31 @@ pub(super) fn rolled_back<T>(
     db: &Arc<DbSetup>,
     f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
 ) -> Result<T, CaseFailure> {
-    db.pg
-        .block_on(async {
-            let mut pooled = db.pg.pooled().await.map_err(harness)?;
-            let client = pooled.get().map_err(harness)?;
-            client
-                .batch_execute("BEGIN")
-                .await
-                .map_err(|e| query_fail(db, "BEGIN", &e))?;
-            let out = f(client).await;
-            // A connection that cannot roll back is not returned to the pool.
-            client
-                .batch_execute("ROLLBACK")
-                .await
-                .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
-            pooled.mark_clean();
-            out
-        })
-        .map_err(harness)?
+    rolled_back_on(&db.pg, db, f)
+}
+
+/// Run `f` on a pooled connection of `pg` (the run's pool, or the producer role's) inside a
+/// transaction that is always rolled back.
+pub(super) fn rolled_back_on<T>(
+    pg: &Arc<Pg>,
+    db: &DbSetup,
+    f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
+) -> Result<T, CaseFailure> {
+    pg.block_on(async {
+        let mut pooled = pg.pooled().await.map_err(harness)?;
+        let client = pooled.get().map_err(harness)?;
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| query_fail(db, "BEGIN", &e))?;
+        let out = f(client).await;
+        // A connection that cannot roll back is not returned to the pool.
+        client
+            .batch_execute("ROLLBACK")
+            .await
+            .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
+        pooled.mark_clean();
+        out
+    })
+    .map_err(harness)?
 }

@@ -12,10 +12,11 @@
 //! A schema without `insert_job` that is released Awa (see [`super::compat`]) is not refused:
 //! preflight returns a setup for the compat profile instead (ADR 0044).
 
+use std::fmt::Display;
 use std::sync::Arc;
 
 use serde_json::json;
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Row};
 
 use super::case::{query_fail, rolled_back, Case};
 use super::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY};
@@ -84,12 +85,7 @@ const ROUTING_COLUMNS: [(&str, &str); 10] = [
 ];
 
 fn pair_list(names: &[String], types: &[String]) -> String {
-    names
-        .iter()
-        .zip(types)
-        .map(|(n, t)| format!("{n} {t}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    render_columns(names.iter().zip(types))
 }
 
 fn fix(schema: &SchemaName) -> String {
@@ -148,11 +144,34 @@ fn columns_match(got: &[(String, String)], want: &[(&str, &str)]) -> bool {
             .all(|((gn, gt), (wn, wt))| gn == wn && gt == wt)
 }
 
-fn render_columns(cols: &[(String, String)]) -> String {
-    cols.iter()
+/// `name type, name type, ...`: a signature's arguments or a return type's columns.
+fn render_columns<N: Display, T: Display>(cols: impl IntoIterator<Item = (N, T)>) -> String {
+    cols.into_iter()
         .map(|(n, t)| format!("{n} {t}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The one row of `SELECT <schema>.<function>()::<cast>`; a function that cannot be read is a
+/// schema error naming it.
+async fn contract_row(
+    client: &Client,
+    pg: &Pg,
+    schema: &SchemaName,
+    function: &str,
+    cast: &str,
+) -> Result<Row, PreflightError> {
+    let s = schema.quoted();
+    client
+        .query_one(&format!("SELECT {s}.{function}()::{cast}"), &[])
+        .await
+        .map_err(|e| {
+            PreflightError::Schema(format!(
+                "{s}.{function}() cannot be read: {}; {}",
+                pg.describe(&e),
+                fix(schema)
+            ))
+        })
 }
 
 /// Connect and check everything the cases depend on (see module docs).
@@ -253,25 +272,13 @@ pub(super) async fn preflight(
     if !columns_match(&cols, &RESULT_COLUMNS) {
         return Err(PreflightError::Schema(format!(
             "{s}.insert_job returns ({}), contract v1 requires insert_job_result ({}); {}",
-            render_columns(&cols),
-            RESULT_COLUMNS
-                .iter()
-                .map(|(n, t)| format!("{n} {t}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            render_columns(cols.iter().map(|(n, t)| (n, t))),
+            render_columns(RESULT_COLUMNS),
             fix(schema)
         )));
     }
-    let version = client
-        .query_one(&format!("SELECT {s}.contract_version()::integer"), &[])
-        .await
-        .map_err(|e| {
-            PreflightError::Schema(format!(
-                "{s}.contract_version() cannot be read: {}; {}",
-                pg.describe(&e),
-                fix(schema)
-            ))
-        })?
+    let version = contract_row(&client, pg, schema, "contract_version", "integer")
+        .await?
         .get::<_, i32>(0);
     if i64::from(version) != i64::from(CONTRACT_VERSION) {
         return Err(PreflightError::Schema(format!(
@@ -279,19 +286,12 @@ pub(super) async fn preflight(
              {CONTRACT_VERSION}: use the awa-conformance release for contract {version}"
         )));
     }
-    let capabilities: Vec<String> = client
-        .query_one(&format!("SELECT {s}.contract_capabilities()::text[]"), &[])
-        .await
-        .map_err(|e| {
-            PreflightError::Schema(format!(
-                "{s}.contract_capabilities() cannot be read: {}; {}",
-                pg.describe(&e),
-                fix(schema)
-            ))
-        })?
-        .try_get::<_, Option<Vec<String>>>(0)
-        .map_err(q)?
-        .unwrap_or_default();
+    let capabilities: Vec<String> =
+        contract_row(&client, pg, schema, "contract_capabilities", "text[]")
+            .await?
+            .try_get::<_, Option<Vec<String>>>(0)
+            .map_err(q)?
+            .unwrap_or_default();
     if !capabilities
         .iter()
         .any(|c| c == CONTRACT_REVISION_CAPABILITY)

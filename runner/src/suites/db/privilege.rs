@@ -21,7 +21,7 @@ use awa_conformance_vectors::VectorSet;
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::case::{harness, query_fail, setup_fail, Case};
+use super::case::{harness, query_fail, rolled_back_on, setup_fail, Case};
 use super::function::{capability, check_case, fn_cases};
 use super::sweep::run_id;
 use super::DbSetup;
@@ -178,22 +178,7 @@ fn as_login<T>(
         Producer::NotApplicable(reason) => return Err(Verdict::NotApplicable(reason)),
         Producer::Broken(msg) => return Ok(Err(CaseFailure::harness(msg))),
     };
-    let out = pg.block_on(async {
-        let mut pooled = pg.pooled().await.map_err(harness)?;
-        let client = pooled.get().map_err(harness)?;
-        client
-            .batch_execute("BEGIN")
-            .await
-            .map_err(|e| query_fail(db, "BEGIN", &e))?;
-        let out = f(client).await;
-        client
-            .batch_execute("ROLLBACK")
-            .await
-            .map_err(|e| query_fail(db, "ROLLBACK", &e))?;
-        pooled.mark_clean();
-        out
-    });
-    Ok(out.map_err(harness).and_then(|r| r))
+    Ok(rolled_back_on(&pg, db, f))
 }
 
 /// `producer_role_only`: the login role reads no table of the schema.

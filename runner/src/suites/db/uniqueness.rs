@@ -58,6 +58,24 @@ async fn must_insert(
         .map_err(|e| query_fail(db, &format!("{what} (must be accepted)"), &e))
 }
 
+/// A job with `run_at` in the future: it must be accepted, in state `scheduled`.
+async fn must_schedule(
+    client: &Client,
+    st: &Statement,
+    db: &DbSetup,
+    req: &Req,
+) -> Result<Inserted, CaseFailure> {
+    let job = must_insert(client, st, db, req, "scheduled insert").await?;
+    if job.state.as_deref() != Some("scheduled") {
+        return Err(CaseFailure::mismatch(
+            "run_at in the future must give state scheduled",
+            json!("scheduled"),
+            json!(job.state),
+        ));
+    }
+    Ok(job)
+}
+
 async fn must_collide(
     client: &Client,
     st: &Statement,
@@ -143,14 +161,7 @@ pub(super) fn cases() -> Vec<Case> {
                 let scheduled = Req::on(&q)
                     .unique(Some(&key), Some("01111000"))
                     .run_at(FUTURE);
-                let job = must_insert(c, ins, db, &scheduled, "scheduled insert").await?;
-                if job.state.as_deref() != Some("scheduled") {
-                    return Err(CaseFailure::mismatch(
-                        "run_at in the future must give state scheduled",
-                        json!("scheduled"),
-                        json!(job.state),
-                    ));
-                }
+                let job = must_schedule(c, ins, db, &scheduled).await?;
                 let stored = read(c, rd, job.job_id)
                     .await
                     .map_err(|e| query_fail(db, "job_routing", &e))?;
@@ -185,14 +196,7 @@ pub(super) fn cases() -> Vec<Case> {
                     let scheduled = Req::on(&q)
                         .unique(Some(&key), Some("10000000"))
                         .run_at(FUTURE);
-                    let job = must_insert(c, ins, db, &scheduled, "scheduled insert").await?;
-                    if job.state.as_deref() != Some("scheduled") {
-                        return Err(CaseFailure::mismatch(
-                            "run_at in the future must give state scheduled",
-                            json!("scheduled"),
-                            json!(job.state),
-                        ));
-                    }
+                    must_schedule(c, ins, db, &scheduled).await?;
                     // No run_at: available (§10 rule 3), a state the mask leaves unclaimed.
                     let now = Req::on(&q).unique(Some(&key), Some("10000000"));
                     must_insert(c, ins, db, &now, "available insert, mask without its bit").await?;

@@ -336,6 +336,37 @@ fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
     assert!(started.elapsed().as_secs() < 240, "faults are bounded");
 }
 
+/// An answer that comes after the timeout must never be taken for the next case's: the
+/// engine kills a producer after any failed request, so exactly the late cases error and
+/// every other case passes (without the kill, each late answer would break the next case).
+fn a_late_answer_never_serves_the_next_case() {
+    let s = Scratch::install(&dsn(), "prod_late");
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=late_on=::w7");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--adapter-timeout",
+            "1",
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let errored: Vec<String> = messages(&report, "errored")
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert!(!errored.is_empty(), "no case was late");
+    assert!(
+        errored.iter().all(|n| n.ends_with("::w7")),
+        "a late answer broke another case: {errored:?}"
+    );
+    assert!(messages(&report, "failed").is_empty());
+    assert!(cases_with(&report, "passed").len() > errored.len());
+    assert_clean(&s);
+}
+
 fn list_does_not_start_the_producer() {
     let out = db_support::run(
         &[
@@ -677,6 +708,11 @@ fn main() {
             "library_check_applies_expected_failures",
             Gate::Dsn,
             library_check_applies_expected_failures,
+        ),
+        (
+            "a_late_answer_never_serves_the_next_case",
+            Gate::Dsn,
+            a_late_answer_never_serves_the_next_case,
         ),
         (
             "global_key_cases_wait_for_the_one_lock",

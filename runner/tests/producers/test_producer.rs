@@ -5,8 +5,9 @@
 //! engine (the example producers in examples/producers/ are written from the contract alone).
 //! `AWA_TEST_PRODUCER_MUTANT` makes it wrong in one way, so the tests can show that the engine
 //! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
-//! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`
-//! and `garbage_on=SUBSTR` (for a case whose name contains SUBSTR).
+//! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`,
+//! `late_on=SUBSTR` (answers after 2.5 s) and `garbage_on=SUBSTR` (for a case whose name
+//! contains SUBSTR).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -156,6 +157,10 @@ async fn main() {
         }
         if on("hang_on=", case) {
             std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+        if on("late_on=", case) {
+            // Past the tests' --adapter-timeout of 1 s, then a correct answer.
+            std::thread::sleep(std::time::Duration::from_millis(2500));
         }
         if on("garbage_on=", case) {
             writeln!(out, "this is not JSON").unwrap();

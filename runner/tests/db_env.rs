@@ -13,7 +13,9 @@
 
 mod db_support;
 
-use db_support::{dsn, main_with, run, scalar, sql, suffix, text, Gate, Scratch};
+use db_support::{
+    dsn, liveness_lock, main_with, run, scalar, sql, suffix, text, Gate, Held, Scratch,
+};
 
 use awa_conformance_runner::pg::conninfo::parse_text;
 
@@ -332,35 +334,6 @@ fn a_run_leaves_every_table_and_the_roles_as_found() {
     assert_eq!(before, cluster_state(&dsn, &s.schema));
 }
 
-/// A session of database `dsn` holding the liveness lock of run `id` (as a live run does).
-struct LiveRun {
-    _rt: tokio::runtime::Runtime,
-    _client: tokio_postgres::Client,
-}
-
-fn hold_liveness(dsn: &str, id: &str) -> LiveRun {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (k1, k2) = awa_conformance_runner::suites::db::sweep::liveness_key(id);
-    let client = rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client
-            .execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
-            .await
-            .unwrap();
-        client
-    });
-    LiveRun {
-        _rt: rt,
-        _client: client,
-    }
-}
-
 fn sweep_spares_a_live_run_of_another_database() {
     let _turn = serial();
     let dsn = dsn();
@@ -371,7 +344,7 @@ fn sweep_spares_a_live_run_of_another_database() {
     sql(&dsn, &format!("CREATE ROLE \"{role}\" LOGIN"));
     // A live run on the other database: its liveness lock is held there, and its login role
     // exists with no session at this moment (between two of its cases).
-    let guard = hold_liveness(&other.dsn(), &id);
+    let guard = Held::open(&other.dsn(), &liveness_lock(&id));
     let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     let exists = || {
         scalar(

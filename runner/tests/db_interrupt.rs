@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use awa_conformance_runner::exit::{INTERRUPTED, STDOUT_CLOSED, TERMINATED};
-use db_support::{dsn, main_with, scalar, spawn, sql, text, Gate, Scratch};
+use db_support::{dsn, main_with, scalar, spawn, sql, text, Gate, Held, Scratch};
 use serde_json::Value;
 
 /// One test at a time: each compares the whole cluster's roles before and after.
@@ -156,46 +156,6 @@ fn run_args<'a>(s: &'a Scratch, reports: &'a Reports, extra: &[&'a str]) -> Vec<
     args
 }
 
-/// A session of the test's own holding `LOCK TABLE … IN ACCESS EXCLUSIVE MODE` until dropped.
-struct TableLock {
-    rt: tokio::runtime::Runtime,
-    client: Option<tokio_postgres::Client>,
-}
-
-impl TableLock {
-    fn take(dsn: &str, table: &str) -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = rt.block_on(async {
-            let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(conn);
-            client
-                .batch_execute(&format!(
-                    "BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"
-                ))
-                .await
-                .unwrap();
-            client
-        });
-        Self {
-            rt,
-            client: Some(client),
-        }
-    }
-
-    fn release(mut self) {
-        if let Some(client) = self.client.take() {
-            self.rt
-                .block_on(async { client.batch_execute("ROLLBACK").await })
-                .unwrap();
-        }
-    }
-}
-
 fn sigint_mid_case_cleans_up_and_reports_interrupted() {
     let _serial = SERIAL
         .lock()
@@ -209,7 +169,13 @@ fn sigint_mid_case_cleans_up_and_reports_interrupted() {
         run_objects_exist(&s)
     });
     // Hold a case mid-query: the login role's inserts wait for this lock.
-    let lock = TableLock::take(&dsn, &format!("\"{}\".contract_jobs", s.schema));
+    let lock = Held::open(
+        &dsn,
+        &format!(
+            "BEGIN; LOCK TABLE \"{}\".contract_jobs IN ACCESS EXCLUSIVE MODE",
+            s.schema
+        ),
+    );
     wait_until("a runner backend waiting on the lock", 60, || {
         scalar(
             &dsn,
@@ -219,7 +185,7 @@ fn sigint_mid_case_cleans_up_and_reports_interrupted() {
     });
     signal(&child, rustix::process::Signal::INT);
     std::thread::sleep(Duration::from_millis(300));
-    lock.release();
+    lock.release("ROLLBACK");
     let out = db_support::wait(child, 180);
     assert_eq!(
         out.status.code(),

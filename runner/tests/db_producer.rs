@@ -16,7 +16,7 @@ mod db_support;
 
 use std::path::PathBuf;
 
-use db_support::{cases_with, dsn, main_with, run_with_report, text, Gate, Scratch};
+use db_support::{cases_with, dsn, main_with, run_with_report, text, Gate, Held, Scratch};
 use serde_json::Value as Json;
 
 /// The test producer (an example of this package, built by `cargo test`), found beside the
@@ -106,55 +106,14 @@ fn correct_producer_passes_every_case() {
     assert_clean(&s);
 }
 
-/// A session holding the advisory lock `(k1, k2)` until dropped.
-struct HeldLock {
-    rt: tokio::runtime::Runtime,
-    client: tokio_postgres::Client,
-    keys: (i32, i32),
-}
-
-impl HeldLock {
-    fn take(dsn: &str, k1: i32, k2: i32) -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = rt.block_on(async {
-            let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(conn);
-            client
-                .execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
-                .await
-                .unwrap();
-            client
-        });
-        Self {
-            rt,
-            client,
-            keys: (k1, k2),
-        }
-    }
-}
-
-impl Drop for HeldLock {
-    fn drop(&mut self) {
-        let (k1, k2) = self.keys;
-        let _ = self.rt.block_on(
-            self.client
-                .execute("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2]),
-        );
-    }
-}
-
 /// ADR 0047: every global-key case takes the one lock `(GLOBAL_KEY_LOCK, 0)`, whatever its
 /// key. With that lock held elsewhere, the unique_key cases of a run queue up behind it (seen
 /// in `pg_locks` as a waiter on exactly that lock), and once it is released they all pass.
 fn global_key_cases_wait_for_the_one_lock() {
     use awa_conformance_runner::producer::engine::GLOBAL_KEY_LOCK;
     let s = Scratch::install(&dsn(), "prod_lock");
-    let held = HeldLock::take(&s.dsn, GLOBAL_KEY_LOCK, 0);
+    let lock = format!("({GLOBAL_KEY_LOCK}, 0)");
+    let held = Held::open(&s.dsn, &format!("SELECT pg_advisory_lock{lock}"));
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
     let child = db_support::spawn(
@@ -184,7 +143,7 @@ fn global_key_cases_wait_for_the_one_lock() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    drop(held);
+    held.release(&format!("SELECT pg_advisory_unlock{lock}"));
     let out = db_support::wait(child, 120);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();

@@ -13,7 +13,9 @@ mod db_support;
 
 use db_support::{main_with, Gate};
 
-use db_support::{cases_with, dsn, run, run_with_report, scalar, text, Scratch};
+use db_support::{
+    cases_with, dsn, liveness_lock, run, run_with_report, scalar, text, Held, Scratch,
+};
 
 /// Row counts of every table of the schema, plus the run-scoped roles left in the cluster.
 fn snapshot(s: &Scratch) -> Vec<(String, String)> {
@@ -390,39 +392,6 @@ fn missing_core_capability_is_one_failure_and_checks_the_core_anyway() {
     assert_eq!(report["provenance"]["level"], "core+unique_key");
 }
 
-/// A session holding the liveness lock of run id `id` (as a live runner does) until dropped.
-struct LiveRun {
-    _rt: tokio::runtime::Runtime,
-    _client: tokio_postgres::Client,
-}
-
-fn hold_liveness(dsn: &str, id: &str) -> LiveRun {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let low = u32::from_str_radix(&id[id.len() - 8..], 16).unwrap();
-    let key2 = i32::from_ne_bytes(low.to_ne_bytes());
-    let client = rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client
-            .execute(
-                "SELECT pg_advisory_lock($1, $2)",
-                &[&0x6177_6163_i32, &key2],
-            )
-            .await
-            .unwrap();
-        client
-    });
-    LiveRun {
-        _rt: rt,
-        _client: client,
-    }
-}
-
 fn startup_sweeps_leftovers_of_killed_runs_only() {
     let dsn = dsn();
     let s = Scratch::install(&dsn, "leftovers");
@@ -443,7 +412,7 @@ fn startup_sweeps_leftovers_of_killed_runs_only() {
          DROP ROLE IF EXISTS \"{dead_role}\"; DROP ROLE IF EXISTS \"{live_role}\"; \
          CREATE ROLE \"{dead_role}\" LOGIN; CREATE ROLE \"{live_role}\" LOGIN;"
     ));
-    let guard = hold_liveness(&dsn, live);
+    let guard = Held::open(&dsn, &liveness_lock(live));
     let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     drop(guard);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -137,6 +137,53 @@ pub fn sql(dsn: &str, text: &str) -> Vec<Vec<Option<String>>> {
     })
 }
 
+/// A session of the test's own that ran `setup` (taking a lock, opening a transaction) and
+/// holds what it took until [`Held::release`] or drop (closing the session releases it all).
+pub struct Held {
+    client: Option<tokio_postgres::Client>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Held {
+    pub fn open(dsn: &str, setup: &str) -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+                .await
+                .unwrap_or_else(|e| panic!("connect for a held session failed: {e}"));
+            tokio::spawn(conn);
+            client
+                .batch_execute(setup)
+                .await
+                .unwrap_or_else(|e| panic!("held session setup failed: {e:?}\n{setup}"));
+            client
+        });
+        Self {
+            client: Some(client),
+            rt,
+        }
+    }
+
+    /// Run `sql` (e.g. `ROLLBACK`, or an unlock) so the release takes effect now, not when the
+    /// server notices the closed session.
+    pub fn release(mut self, sql: &str) {
+        if let Some(client) = self.client.take() {
+            self.rt
+                .block_on(async { client.batch_execute(sql).await })
+                .unwrap_or_else(|e| panic!("held session release failed: {e:?}\n{sql}"));
+        }
+    }
+}
+
+/// The SQL that takes run `id`'s liveness lock, as a live run holds it.
+pub fn liveness_lock(id: &str) -> String {
+    let (k1, k2) = awa_conformance_runner::suites::db::sweep::liveness_key(id);
+    format!("SELECT pg_advisory_lock({k1}, {k2})")
+}
+
 /// One scalar.
 pub fn scalar(dsn: &str, text: &str) -> String {
     sql(dsn, text)

@@ -140,6 +140,8 @@ pub fn sql(dsn: &str, text: &str) -> Vec<Vec<Option<String>>> {
 /// A session of the test's own that ran `setup` (taking a lock, opening a transaction) and
 /// holds what it took until [`Held::release`] or drop (closing the session releases it all).
 pub struct Held {
+    // Declared before the runtime so the client is dropped first; dropping the runtime then
+    // ends the connection task, which closes the session.
     client: Option<tokio_postgres::Client>,
     rt: tokio::runtime::Runtime,
 }

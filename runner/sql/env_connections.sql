@@ -6,14 +6,14 @@ SELECT pg_catalog.current_setting('max_connections')::integer,
        pg_catalog.current_setting('superuser_reserved_connections')::integer
          + coalesce((SELECT setting::integer FROM pg_catalog.pg_settings
                      WHERE name = 'reserved_connections'), 0),
-       (SELECT count(*) FROM pg_catalog.pg_stat_activity
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity
         WHERE backend_type = 'client backend' AND pid <> pg_catalog.pg_backend_pid())::integer,
        r.rolconnlimit,
-       (SELECT count(*) FROM pg_catalog.pg_stat_activity
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity
         WHERE backend_type = 'client backend' AND usename = current_user
           AND pid <> pg_catalog.pg_backend_pid())::integer,
        d.datconnlimit,
-       (SELECT count(*) FROM pg_catalog.pg_stat_activity
+       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity
         WHERE backend_type = 'client backend' AND datname = pg_catalog.current_database()
           AND pid <> pg_catalog.pg_backend_pid())::integer
 FROM pg_catalog.pg_roles r, pg_catalog.pg_database d

@@ -5,18 +5,18 @@
 -- on the producer role (the temporary login role of the least-privilege cases), only when $4
 -- (false for released Awa: the compat profile creates no role).
 WITH ns AS (SELECT oid, nspname FROM pg_catalog.pg_namespace WHERE nspname = $1)
-SELECT format('USAGE on schema %I', ns.nspname)
+SELECT pg_catalog.format('USAGE on schema %I', ns.nspname)
 FROM ns
 WHERE NOT pg_catalog.has_schema_privilege(ns.oid, 'USAGE')
 UNION ALL
-SELECT format('EXECUTE on function %s', p.oid::pg_catalog.regprocedure)
+SELECT pg_catalog.format('EXECUTE on function %s', p.oid::pg_catalog.regprocedure)
 FROM pg_catalog.pg_proc p
 JOIN ns ON ns.oid = p.pronamespace
 WHERE p.prokind = 'f'
   AND p.prorettype <> 'pg_catalog.trigger'::pg_catalog.regtype
   AND NOT pg_catalog.has_function_privilege(p.oid, 'EXECUTE')
 UNION ALL
-SELECT format('%s on table %I.%I', priv.name, ns.nspname, c.relname)
+SELECT pg_catalog.format('%s on table %I.%I', priv.name, ns.nspname, c.relname)
 FROM pg_catalog.pg_class c
 JOIN ns ON ns.oid = c.relnamespace
 CROSS JOIN (VALUES ('SELECT'), ('DELETE'), ('INSERT')) AS priv(name)
@@ -30,7 +30,7 @@ SELECT 'CREATEROLE (to create the temporary login role of the least-privilege ca
 FROM pg_catalog.pg_roles r
 WHERE r.rolname = current_user AND NOT (r.rolsuper OR r.rolcreaterole) AND $4::boolean
 UNION ALL
-SELECT format('ADMIN OPTION on role %I (to grant it to the temporary login role)', p.rolname)
+SELECT pg_catalog.format('ADMIN OPTION on role %I (to grant it to the temporary login role)', p.rolname)
 FROM pg_catalog.pg_roles p
 WHERE p.rolname = $2 AND $3 >= 160000 AND $4::boolean
   AND NOT pg_catalog.pg_has_role(current_user, p.oid, 'MEMBER WITH ADMIN OPTION')

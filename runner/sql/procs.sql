@@ -2,8 +2,8 @@
 -- arguments are IN, the return type and whether it returns a set.
 SELECT p.oid,
        coalesce(p.proargnames, '{}'::text[]),
-       ARRAY(SELECT format_type(u.t, NULL)
-             FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, n)
+       ARRAY(SELECT pg_catalog.format_type(u.t, NULL)
+             FROM pg_catalog.unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, n)
              ORDER BY u.n),
        p.proargmodes IS NULL,
        p.prorettype,

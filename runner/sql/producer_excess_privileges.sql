@@ -11,29 +11,29 @@ WITH r AS (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1),
          FROM pg_catalog.pg_class c JOIN n ON c.relnamespace = n.oid
          WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
      )
-SELECT format('%s on table %I', p.priv, rel.relname)
+SELECT pg_catalog.format('%s on table %I', p.priv, rel.relname)
 FROM rel, r,
-     unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES',
+     pg_catalog.unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES',
                   'TRIGGER']) AS p(priv)
 WHERE rel.relkind <> 'S' AND pg_catalog.has_table_privilege(r.oid, rel.oid, p.priv)
 UNION ALL
-SELECT format('%s on a column of %I', p.priv, rel.relname)
-FROM rel, r, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'REFERENCES']) AS p(priv)
+SELECT pg_catalog.format('%s on a column of %I', p.priv, rel.relname)
+FROM rel, r, pg_catalog.unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'REFERENCES']) AS p(priv)
 WHERE rel.relkind <> 'S'
   AND pg_catalog.has_any_column_privilege(r.oid, rel.oid, p.priv)
   AND NOT pg_catalog.has_table_privilege(r.oid, rel.oid, p.priv)
   AND NOT (rel.relname = 'bulk_staging' AND p.priv = 'INSERT'
            AND NOT pg_catalog.has_column_privilege(r.oid, rel.oid, 'staged_by', 'INSERT'))
 UNION ALL
-SELECT format('%s on sequence %I', p.priv, rel.relname)
-FROM rel, r, unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) AS p(priv)
+SELECT pg_catalog.format('%s on sequence %I', p.priv, rel.relname)
+FROM rel, r, pg_catalog.unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) AS p(priv)
 WHERE rel.relkind = 'S' AND pg_catalog.has_sequence_privilege(r.oid, rel.oid, p.priv)
 UNION ALL
-SELECT format('CREATE on schema %I', n.nspname)
+SELECT pg_catalog.format('CREATE on schema %I', n.nspname)
 FROM n, r
 WHERE pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE')
 UNION ALL
-SELECT format('EXECUTE on function %s', p.oid::regprocedure)
+SELECT pg_catalog.format('EXECUTE on function %s', p.oid::regprocedure)
 FROM pg_catalog.pg_proc p JOIN n ON p.pronamespace = n.oid, r
 WHERE pg_catalog.has_function_privilege(r.oid, p.oid, 'EXECUTE')
   AND p.proname NOT IN ('insert_job', 'job_routing', 'queue_enqueue_shards')

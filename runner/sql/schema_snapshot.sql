@@ -4,7 +4,7 @@
 -- not what. Run with search_path = pg_catalog so every name in a definition is qualified.
 WITH ns AS (SELECT oid, nspname, nspowner, nspacl FROM pg_catalog.pg_namespace WHERE nspname = $1)
 SELECT 'schema'::text, '(privileges)'::text,
-       coalesce((SELECT string_agg(format('GRANT %s TO %s', g.privilege_type,
+       coalesce((SELECT pg_catalog.string_agg(pg_catalog.format('GRANT %s TO %s', g.privilege_type,
                                           CASE WHEN g.grantee = 0 THEN 'PUBLIC'
                                                ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END),
                                    E'\n' ORDER BY 1)
@@ -16,7 +16,7 @@ SELECT CASE p.prokind WHEN 'p' THEN 'procedure' WHEN 'a' THEN 'aggregate' WHEN '
             ELSE 'function' END,
        p.oid::pg_catalog.regprocedure::text,
        CASE WHEN p.prokind IN ('f', 'p') THEN pg_catalog.pg_get_functiondef(p.oid) ELSE '' END
-       || coalesce((SELECT string_agg(format('GRANT %s TO %s', g.privilege_type,
+       || coalesce((SELECT pg_catalog.string_agg(pg_catalog.format('GRANT %s TO %s', g.privilege_type,
                                              CASE WHEN g.grantee = 0 THEN 'PUBLIC'
                                                   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END),
                                       E'\n' ORDER BY 1)
@@ -28,7 +28,7 @@ SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'v' THEN 
                       WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence'
                       WHEN 'f' THEN 'foreign table' WHEN 'c' THEN 'type' ELSE 'relation' END,
        c.oid::pg_catalog.regclass::text,
-       coalesce((SELECT string_agg(format('%I %s%s%s', a.attname,
+       coalesce((SELECT pg_catalog.string_agg(pg_catalog.format('%I %s%s%s', a.attname,
                                           pg_catalog.format_type(a.atttypid, a.atttypmod),
                                           CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
                                           coalesce(' DEFAULT ' || pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
@@ -40,7 +40,7 @@ SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'v' THEN 
                  LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                  WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
        || CASE WHEN c.relkind IN ('v', 'm') THEN E'\n' || pg_catalog.pg_get_viewdef(c.oid) ELSE '' END
-       || coalesce((SELECT E'\n' || string_agg(format('GRANT %s TO %s', g.privilege_type,
+       || coalesce((SELECT E'\n' || pg_catalog.string_agg(pg_catalog.format('GRANT %s TO %s', g.privilege_type,
                                              CASE WHEN g.grantee = 0 THEN 'PUBLIC'
                                                   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END),
                                       E'\n' ORDER BY 1)
@@ -69,7 +69,7 @@ UNION ALL
 SELECT CASE t.typtype WHEN 'e' THEN 'enum' WHEN 'd' THEN 'domain' ELSE 'range' END,
        t.oid::pg_catalog.regtype::text,
        CASE t.typtype
-           WHEN 'e' THEN (SELECT string_agg(pg_catalog.quote_literal(e.enumlabel), ', ' ORDER BY e.enumsortorder)
+           WHEN 'e' THEN (SELECT pg_catalog.string_agg(pg_catalog.quote_literal(e.enumlabel), ', ' ORDER BY e.enumsortorder)
                           FROM pg_catalog.pg_enum e WHERE e.enumtypid = t.oid)
            WHEN 'd' THEN pg_catalog.format_type(t.typbasetype, t.typtypmod)
                          || CASE WHEN t.typnotnull THEN ' NOT NULL' ELSE '' END

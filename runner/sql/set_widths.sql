@@ -2,4 +2,4 @@
 -- (@S@ = the quoted contract schema).
 INSERT INTO @S@.queue_meta (queue, enqueue_shards)
 SELECT $1 || '_w' || w, w
-FROM unnest($2::smallint[]) AS w
+FROM pg_catalog.unnest($2::smallint[]) AS w

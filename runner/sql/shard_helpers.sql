@@ -4,5 +4,5 @@ SELECT k.n::bigint, w.w::integer,
        @S@.ordering_shard(k.key, w.w)::integer,
        @S@.concurrency_shard(@S@.concurrency_digest(k.key), w.w)::integer,
        @S@.concurrency_digest(k.key)
-FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n), unnest($2::integer[]) AS w(w)
+FROM pg_catalog.unnest($1::bytea[]) WITH ORDINALITY AS k(key, n), pg_catalog.unnest($2::integer[]) AS w(w)
 ORDER BY 1, 2

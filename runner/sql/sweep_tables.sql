@@ -2,8 +2,8 @@
 -- columns a run-scoped row can be found by (queue, job_id, id), and whether its rows name a
 -- sequence created for their queue (seq_name: released Awa's per-lane sequences).
 SELECT c.relname::text,
-       bool_or(a.attname = 'queue'), bool_or(a.attname = 'job_id'), bool_or(a.attname = 'id'),
-       bool_or(a.attname = 'seq_name')
+       pg_catalog.bool_or(a.attname = 'queue'), pg_catalog.bool_or(a.attname = 'job_id'), pg_catalog.bool_or(a.attname = 'id'),
+       pg_catalog.bool_or(a.attname = 'seq_name')
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped

@@ -249,6 +249,17 @@ fn scrub_with(text: &str, passwords: &[&str]) -> String {
     out
 }
 
+/// The search path of every session the kit opens (runner, producer engine, fuzz, schema
+/// install/status/uninstall, the Python bindings), sent as a startup option so it holds from
+/// the first statement and wins over role, database and DSN `options` settings (ADR 0048).
+/// With `"$user", public` on the path, a role that can create in `public` or in a schema
+/// named after the login can plant a better-matching function or operator (an unknown-typed
+/// literal is enough, CVE-2018-1058) that then runs with the runner's rights. `pg_catalog`
+/// first and `pg_temp` last, with nothing else, leaves no schema a third party can write to:
+/// operators and functions resolve in `pg_catalog` only (functions and operators are never
+/// looked up in `pg_temp`), and every contract object is named through its quoted schema.
+pub const SESSION_SEARCH_PATH: &str = "pg_catalog,pg_temp";
+
 /// Timeouts only newer servers know (idle_session_timeout 14+, transaction_timeout 17+):
 /// the runner turns them off too, and drops each from its startup options once a server
 /// says it does not know it (see [`Pg::connect_with`]).
@@ -259,7 +270,8 @@ const NEWER_TIMEOUTS: [&str; 2] = ["idle_session_timeout", "transaction_timeout"
 /// of the session, and they come after the user's `options` so they win over those too.
 fn session_options(user_options: Option<&str>, newer: &[&str]) -> String {
     let mut ours = format!(
-        "-c statement_timeout={} -c lock_timeout={} -c idle_in_transaction_session_timeout={}",
+        "-c search_path={SESSION_SEARCH_PATH} -c statement_timeout={} -c lock_timeout={} \
+         -c idle_in_transaction_session_timeout={}",
         STATEMENT_TIMEOUT.as_millis(),
         STATEMENT_TIMEOUT.as_millis(),
         IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
@@ -1201,9 +1213,21 @@ mod tests {
         .unwrap();
         let opts = session_options(d.user_options.as_deref(), &NEWER_TIMEOUTS);
         assert!(
-            opts.starts_with("-c work_mem=64MB -c statement_timeout=30000"),
+            opts.starts_with(
+                "-c work_mem=64MB -c search_path=pg_catalog,pg_temp -c statement_timeout=30000"
+            ),
             "{opts}"
         );
+        // A DSN's own search_path comes first, so the pinned one (later) wins.
+        let d = Dsn::parse(
+            "host=h options='-c search_path=public'",
+            DsnSource::Flag,
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        let opts = session_options(d.user_options.as_deref(), &NEWER_TIMEOUTS);
+        let pinned = opts.find("search_path=pg_catalog,pg_temp");
+        assert!(pinned > opts.find("search_path=public"), "{opts}");
         assert!(
             opts.contains("idle_in_transaction_session_timeout="),
             "{opts}"

@@ -14,38 +14,11 @@
 mod db_support;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
 
-use db_support::{cases_with, dsn, main_with, run, scalar, sql, suffix, text, Gate};
-
-/// The released CLI: `AWA_CLI`, else `awa` beside the project venv's Python, else on PATH.
-fn awa_cli() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("AWA_CLI") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/awa");
-    if venv.is_file() {
-        return Some(venv);
-    }
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join("awa"))
-            .find(|p| p.is_file())
-    })
-}
-
-/// `dsn` with its database replaced (URL form, as the throwaway cluster and CI give it).
-fn with_db(dsn: &str, db: &str) -> String {
-    let (head, tail) = dsn
-        .split_once("://")
-        .expect("a postgres:// URL in DATABASE_URL");
-    let (auth_host, rest) = tail.split_once('/').unwrap_or((tail, ""));
-    let query = rest
-        .split_once('?')
-        .map_or(String::new(), |(_, q)| format!("?{q}"));
-    format!("{head}://{auth_host}/{db}{query}")
-}
+use db_support::{
+    awa_cli, cases_with, dsn, main_with, run, scalar, sql, suffix, text, with_db, Gate,
+};
 
 /// A database of the cluster, dropped on drop.
 struct Db {

@@ -195,6 +195,34 @@ pub fn scalar(dsn: &str, text: &str) -> String {
         .unwrap_or_else(|| panic!("no value from {text}"))
 }
 
+/// The released CLI: `AWA_CLI`, else `awa` beside the project venv's Python, else on PATH.
+pub fn awa_cli() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("AWA_CLI") {
+        return Some(std::path::PathBuf::from(p));
+    }
+    let venv = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/awa");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("awa"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// `dsn` with its database replaced (URL form, as the throwaway cluster and CI give it).
+pub fn with_db(dsn: &str, db: &str) -> String {
+    let (head, tail) = dsn
+        .split_once("://")
+        .expect("a postgres:// URL in DATABASE_URL");
+    let (auth_host, rest) = tail.split_once('/').unwrap_or((tail, ""));
+    let query = rest
+        .split_once('?')
+        .map_or(String::new(), |(_, q)| format!("?{q}"));
+    format!("{head}://{auth_host}/{db}{query}")
+}
+
 /// A scratch schema with the reference SQL installed (via the binary); dropped on drop.
 pub struct Scratch {
     pub dsn: String,

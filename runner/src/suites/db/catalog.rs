@@ -188,7 +188,7 @@ pub(super) async fn preflight(
         )))
     };
     let server_version: String = client
-        .query_one("SELECT current_setting('server_version')", &[])
+        .query_one("SELECT pg_catalog.current_setting('server_version')", &[])
         .await
         .map_err(q)?
         .get(0);

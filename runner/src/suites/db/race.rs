@@ -51,7 +51,7 @@ enum Outcome {
 }
 
 async fn pid(c: &Client, db: &DbSetup) -> Result<i32, CaseFailure> {
-    c.query_one("SELECT pg_backend_pid()", &[])
+    c.query_one("SELECT pg_catalog.pg_backend_pid()", &[])
         .await
         .map_err(|e| query_fail(db, "pg_backend_pid()", &e))?
         .try_get(0)
@@ -104,7 +104,7 @@ async fn hold_and_collide(
         }
         let blocked: bool = watch
             .query_one(
-                "SELECT $1::integer = ANY (pg_blocking_pids($2::integer))",
+                "SELECT $1::integer = ANY (pg_catalog.pg_blocking_pids($2::integer))",
                 &[&a_pid, &b_pid],
             )
             .await

@@ -58,7 +58,7 @@ pub(super) async fn mark_alive_and_sweep(
 ) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
     let live = setup.pg.connect().await?;
     let (k1, k2) = liveness_key(&setup.run_id);
-    live.execute("SELECT pg_advisory_lock($1, $2)", &[&k1, &k2])
+    live.execute("SELECT pg_catalog.pg_advisory_lock($1, $2)", &[&k1, &k2])
         .await
         .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
     let swept = sweep_leftovers(&live, setup).await;
@@ -98,7 +98,10 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         }
         let (k1, k2) = liveness_key(id);
         let free: bool = live
-            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&k1, &k2])
+            .query_one(
+                "SELECT pg_catalog.pg_try_advisory_lock($1, $2)",
+                &[&k1, &k2],
+            )
             .await
             .map_err(err)?
             .get(0);
@@ -108,7 +111,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         let scope = format!("awa_conformance_{id}_");
         let role = format!("awa_conformance_{id}_login");
         let res = sweep_on(live, db, &scope, &[], Some(&role)).await;
-        live.query_one("SELECT pg_advisory_unlock($1, $2)", &[&k1, &k2])
+        live.query_one("SELECT pg_catalog.pg_advisory_unlock($1, $2)", &[&k1, &k2])
             .await
             .map_err(err)?;
         res?;

@@ -62,6 +62,19 @@ fn names_used() -> (BTreeSet<String>, BTreeSet<String>) {
 /// map table `public.awa_shadow_map` names each shadow's counting sequence.
 const PLANT: &str = r#"
 CREATE TABLE public.awa_shadow_map (seq text PRIMARY KEY, shadow text NOT NULL);
+CREATE SEQUENCE public.awa_shadow_released;
+-- A call made under a search path that names the schema awa is released Awa's own (its
+-- functions set `pg_catalog, awa, public`, advisory A9), not one of the kit's sessions, whose
+-- path is pg_catalog, pg_temp (or, unpinned, "$user", public).
+CREATE FUNCTION public.awa_shadow_count(seq text) RETURNS void LANGUAGE plpgsql AS $count$
+BEGIN
+    IF pg_catalog.current_setting('search_path') OPERATOR(pg_catalog.~) '(^|[ ,])awa([ ,]|$)' THEN
+        PERFORM pg_catalog.nextval('public.awa_shadow_released');
+    ELSE
+        PERFORM pg_catalog.nextval(seq);
+    END IF;
+END
+$count$;
 DO $plant$
 DECLARE
     p record; o record; sch text; variant int; n int := 0; args text; ret text; body text;
@@ -96,12 +109,12 @@ BEGIN
                             fn, CASE WHEN ret LIKE 'any%' THEN 'anycompatiblearray' ELSE ret END,
                             CASE WHEN args = '' THEN '' ELSE ', ' || args END,
                             CASE WHEN ret LIKE 'any%' THEN 'anycompatiblearray' ELSE ret END,
-                            pg_catalog.format('BEGIN PERFORM pg_catalog.nextval(%L); RETURN s; END', seq));
+                            pg_catalog.format('BEGIN PERFORM public.awa_shadow_count(%L); RETURN s; END', seq));
                         EXECUTE pg_catalog.format('CREATE AGGREGATE %I.%I(%s) (SFUNC = %s, STYPE = %s)',
                             sch, p.proname, CASE WHEN args = '' THEN '*' ELSE args END, fn,
                             CASE WHEN ret LIKE 'any%' THEN 'anycompatiblearray' ELSE ret END);
                     ELSE
-                        body := pg_catalog.format('BEGIN PERFORM pg_catalog.nextval(%L); RETURN%s; END', seq,
+                        body := pg_catalog.format('BEGIN PERFORM public.awa_shadow_count(%L); RETURN%s; END', seq,
                                                   CASE WHEN p.proretset THEN '' ELSE ' NULL' END);
                         EXECUTE pg_catalog.format('CREATE FUNCTION %I.%I(%s) RETURNS %s%s LANGUAGE plpgsql AS %L',
                             sch, p.proname, args, CASE WHEN p.proretset THEN 'SETOF ' ELSE '' END, ret, body);
@@ -128,7 +141,7 @@ BEGIN
                 BEGIN
                     EXECUTE pg_catalog.format('CREATE FUNCTION %s(%s) RETURNS %s LANGUAGE plpgsql AS %L',
                         fn, pg_catalog.concat_ws(', ', l, r), ret,
-                        pg_catalog.format('BEGIN PERFORM pg_catalog.nextval(%L); RETURN NULL; END', seq));
+                        pg_catalog.format('BEGIN PERFORM public.awa_shadow_count(%L); RETURN NULL; END', seq));
                     EXECUTE pg_catalog.format('CREATE OPERATOR %I.%s (%s RIGHTARG = %s, FUNCTION = %s)',
                         sch, o.oprname, CASE WHEN l IS NULL THEN '' ELSE 'LEFTARG = ' || l || ',' END, r, fn);
                     INSERT INTO public.awa_shadow_map
@@ -207,6 +220,16 @@ impl Shadowed {
              SELECT shadow || ': ' || calls FROM hits ORDER BY 1",
         );
         counts.into_iter().filter_map(|r| r[0].clone()).collect()
+    }
+
+    /// Calls of any shadow made under released Awa's own search path (advisory A9).
+    fn released_hits(&self) -> u64 {
+        scalar(
+            &self.url,
+            "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.awa_shadow_released",
+        )
+        .parse()
+        .unwrap()
     }
 
     fn shadows(&self) -> usize {
@@ -295,16 +318,18 @@ fn no_planted_function_or_operator_runs() {
         role.as_str(),
     ];
     let producer = producer();
-    let runs: Vec<(&str, Vec<&str>)> = vec![
+    let runs: Vec<(&str, Vec<&str>, i32)> = vec![
         (
             "schema install",
             [&["schema", "install"][..], &with_role].concat(),
+            0,
         ),
         (
             "schema status",
             [&["schema", "status"][..], &common].concat(),
+            0,
         ),
-        ("the full --dsn run", [&with_role[..], &["-q"]].concat()),
+        ("the full --dsn run", [&with_role[..], &["-q"]].concat(), 0),
         (
             "a producer run",
             [
@@ -312,23 +337,26 @@ fn no_planted_function_or_operator_runs() {
                 &["-q", "--producer", producer.as_str(), "producer::"],
             ]
             .concat(),
+            0,
         ),
         (
             "fuzz",
             [&["fuzz"][..], &with_role, &["--seed", "1", "--cases", "20"]].concat(),
+            0,
         ),
         (
             "schema uninstall",
             [&["schema", "uninstall"][..], &with_role].concat(),
+            0,
         ),
     ];
     run_each(&db, &runs);
 }
 
 /// Run each subcommand against the shadowed database: none may call a shadow, each must pass.
-fn run_each(db: &Shadowed, runs: &[(&str, Vec<&str>)]) {
+fn run_each(db: &Shadowed, runs: &[(&str, Vec<&str>, i32)]) {
     let before = db.hits();
-    for (what, args) in runs {
+    for (what, args, code) in runs {
         let out = run(args, &[], 600);
         let after = db.hits();
         assert_eq!(
@@ -340,8 +368,8 @@ fn run_each(db: &Shadowed, runs: &[(&str, Vec<&str>)]) {
         );
         assert_eq!(
             out.status.code(),
-            Some(0),
-            "{what} failed on the shadowed database: {}",
+            Some(*code),
+            "{what} on the shadowed database: {}",
             text(&out.stderr)
         );
     }
@@ -366,15 +394,32 @@ fn released_awa_compat_run_calls_no_planted_function() {
         );
     });
     let url = db.url.as_str();
+    // Exit 7: status recognises released Awa, not the reference.
     run_each(
         &db,
-        &[
-            (
-                "schema status on released Awa",
-                vec!["schema", "status", "--dsn", url],
-            ),
-            ("the compat --dsn run", vec!["--dsn", url, "-q"]),
-        ],
+        &[(
+            "schema status on released Awa",
+            vec!["schema", "status", "--dsn", url],
+            7,
+        )],
+    );
+    assert_eq!(
+        db.released_hits(),
+        0,
+        "schema status ran released Awa's functions"
+    );
+    // The compat run calls insert_job_compat, whose own search path (pg_catalog, awa, public)
+    // takes the planted public.format(text, text) over pg_catalog.format(text, VARIADIC "any"):
+    // released Awa runs it (advisory A9), its answers break, and the verdict is rightly
+    // nonconformant; the kit's own sessions still call no shadow.
+    run_each(
+        &db,
+        &[("the compat --dsn run", vec!["--dsn", url, "-q"], 1)],
+    );
+    assert!(
+        db.released_hits() > 0,
+        "released Awa's insert_job_compat no longer runs a planted public.format (advisory A9 \
+         no longer reproduces: update docs/advisories.md)"
     );
 }
 

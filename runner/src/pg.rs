@@ -28,6 +28,8 @@ use tokio_postgres::config::{
 use tokio_postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use crate::report::redact;
+
 /// `application_name` of every runner connection unless the DSN or `PGAPPNAME` sets one
 /// (libpq's `fallback_application_name`; tests find the runner's backends by it).
 pub const APPLICATION_NAME: &str = "awa-conformance";
@@ -241,14 +243,6 @@ fn password_in_text(dsn: &str) -> Option<String> {
     (!pass.is_empty()).then(|| pass.to_owned())
 }
 
-fn scrub_with(text: &str, passwords: &[&str]) -> String {
-    let mut out = text.to_owned();
-    for p in passwords.iter().filter(|p| !p.is_empty()) {
-        out = out.replace(p, "***");
-    }
-    out
-}
-
 /// Timeouts only newer servers know (idle_session_timeout 14+, transaction_timeout 17+):
 /// the runner turns them off too, and drops each from its startup options once a server
 /// says it does not know it (see [`Pg::connect_with`]).
@@ -358,16 +352,14 @@ impl Dsn {
         env: &BTreeMap<String, String>,
     ) -> Result<Self, PgError> {
         let text_password = password_in_text(text);
-        let env_password = env_nonempty(env, "PGPASSWORD");
+        // Known before anything can fail, so that no message about this DSN shows them.
+        redact::remember_in(text);
+        if let Some(pw) = env_nonempty(env, "PGPASSWORD") {
+            redact::remember(&pw);
+        }
         let invalid = |reason: String| PgError::InvalidDsn {
             source_name: source.as_str(),
-            reason: scrub_with(
-                &reason,
-                &[
-                    text_password.as_deref().unwrap_or(""),
-                    env_password.as_deref().unwrap_or(""),
-                ],
-            ),
+            reason: redact::redact_secrets(&reason),
         };
         let mut s = conninfo::resolve(text, env).map_err(&invalid)?;
         let user = s
@@ -379,6 +371,10 @@ impl Dsn {
         let (config, connect_timeout) = Self::config(&s, &user).map_err(&invalid)?;
         let tls = Self::tls_settings(&s, env).map_err(&invalid)?;
         let password = s.get("password").map(str::to_owned).or(text_password);
+        // Also the password read from a service or password file: masked from now on.
+        if let Some(pw) = &password {
+            redact::remember(pw);
+        }
         Ok(Self {
             config,
             source,
@@ -614,7 +610,8 @@ impl Dsn {
     pub fn with_user(&self, user: &str, password: &str) -> Self {
         let mut d = self.clone();
         d.config.user(user).password(password);
-        // Scrub both: the run's own password and the temporary role's.
+        // Masked from now on, as the run's own password already is.
+        redact::remember(password);
         d.password = Some(password.to_owned());
         // The run's client certificate names the run's user, not this one.
         if d.tls.client.is_some() {
@@ -707,10 +704,11 @@ impl Dsn {
         parts.join(" ")
     }
 
-    /// Remove the password from any text (server or library messages).
+    /// Remove the password from any text (server or library messages): the one masking door
+    /// ([`redact::redact_secrets`]), which knows this DSN's password since it was built.
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {
-        scrub_with(text, &[self.password.as_deref().unwrap_or("")])
+        redact::redact_secrets(text)
     }
 
     /// The TLS connector (built once per DSN and its clones).

@@ -941,3 +941,41 @@ fn an_adapter_that_never_says_hello_is_a_harness_error() {
     assert_eq!(code(&out), 6, "stderr: {}", stderr(&out));
     assert!(stderr(&out).contains("hello"), "stderr: {}", stderr(&out));
 }
+
+/// Everything a run printed or wrote, for the password checks below.
+fn all_text(out: &Output) -> String {
+    format!("{}\n{}", stdout(out), stderr(out))
+}
+
+#[test]
+fn a_dsn_of_any_shape_in_a_usage_error_shows_no_password() {
+    // Scheme-less, another scheme, a URL where the filter goes, a DSN given to a number
+    // option, and the password alone where clap quotes it (known from --dsn).
+    for args in [
+        &["--dsn", "alice:pw-Secret-1@db/x"][..],
+        &["--dsn", "mysql://alice:pw-Secret-1@db/x"],
+        &["--no-embedded", "postgres://alice:pw-Secret-1@db/x"],
+        &["--no-embedded", "alice:pw-Secret-1@db"],
+        &["--no-embedded", "--case-timeout", "alice:pw-Secret-1@db"],
+        &["--no-embedded", "--format", "host=db password=pw-Secret-1"],
+        &["--dsn", "postgres://a:pw-Secret-1@127.0.0.1:1/x", "--case-timeout", "pw-Secret-1"],
+    ] {
+        let out = run(args);
+        assert_eq!(code(&out), USAGE, "{args:?}: {}", stderr(&out));
+        let text = all_text(&out);
+        assert!(!text.contains("pw-Secret-1"), "{args:?} leaked: {text}");
+        assert!(text.contains("***"), "{args:?}: nothing masked: {text}");
+    }
+}
+
+#[test]
+fn pgpassword_never_reaches_an_error() {
+    // The password alone, as an argument clap quotes back: known from the environment.
+    let out = bin()
+        .args(["--no-embedded", "--adapter-timeout", "env-Secret-2"])
+        .env("PGPASSWORD", "env-Secret-2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(!all_text(&out).contains("env-Secret-2"), "{}", stderr(&out));
+}

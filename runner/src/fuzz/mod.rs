@@ -259,6 +259,7 @@ impl Totals {
 }
 
 fn stderr_line(text: &str) {
+    let text = crate::report::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance fuzz: {text}");
 }
 
@@ -477,7 +478,10 @@ fn print_finding(f: &Finding, target: &str) -> Result<(), StopReason> {
         ("generator".to_owned(), Json::Int(i64::from(gen::GENERATOR))),
         ("case".to_owned(), int(g.case)),
         ("target".to_owned(), Json::str(target)),
-        ("finding".to_owned(), Json::str(&f.message)),
+        (
+            "finding".to_owned(),
+            Json::str(crate::report::redact::redact_secrets(&f.message)),
+        ),
         ("expected".to_owned(), Json::from_serde(&f.expected)),
         ("actual".to_owned(), Json::from_serde(&f.actual)),
         ("family".to_owned(), Json::str(g.family.as_str())),

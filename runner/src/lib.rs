@@ -41,7 +41,8 @@ pub fn main_with_args(argv: &[String]) -> u8 {
     // included (report::redact).
     let env: Vec<(String, String)> = std::env::vars().collect();
     report::redact::remember_run_secrets(argv, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let cli = match Cli::try_parse_from(argv) {
+    let argv = cli::global_options_after_subcommand(argv);
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
             print_clap(&e);
@@ -53,7 +54,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
             };
         }
     };
-    dispatch(cli, argv).unwrap_or_else(|e| {
+    dispatch(cli, &argv).unwrap_or_else(|e| {
         let text = report::redact::redact_secrets(&e.to_string());
         let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
         e.exit_code()

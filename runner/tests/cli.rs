@@ -979,3 +979,64 @@ fn pgpassword_never_reaches_an_error() {
     assert_eq!(code(&out), USAGE, "{}", stderr(&out));
     assert!(!all_text(&out).contains("env-Secret-2"), "{}", stderr(&out));
 }
+
+#[test]
+fn every_duration_option_refuses_an_out_of_range_value_as_usage() {
+    for args in [
+        &["--no-embedded", "--case-timeout", "18446744073709551615"][..],
+        &["--no-embedded", "--adapter-timeout", "18446744073709551615"],
+        &["run", "--no-embedded", "--case-timeout", "604801"],
+        &["fuzz", "--seed", "1", "--seconds", "18446744073709551615"],
+        &["fuzz", "--seed", "1", "--cases", "1", "--adapter-timeout", "18446744073709551615"],
+    ] {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), USAGE, "{args:?}: {err}");
+        let option = args.iter().rev().nth(1).unwrap();
+        assert!(err.contains(option), "{args:?} does not name {option}: {err}");
+        assert!(err.contains("604800"), "{args:?} does not name the maximum: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn options_before_a_subcommand_apply_to_it() {
+    // Port 1 refuses at once: the options reached `schema status` when it tries to connect.
+    let out = run(&[
+        "--dsn",
+        "postgres://nobody@127.0.0.1:1/x",
+        "--schema",
+        "s",
+        "--producer-role",
+        "r",
+        "schema",
+        "status",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{err}");
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+    assert!(!err.contains("cannot be used with"), "{err}");
+    // An option `schema status` does not take is named as such.
+    let out = run(&["--junit", "x.xml", "schema", "status"]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(stderr(&out).contains("'--junit'"), "{}", stderr(&out));
+}
+
+#[test]
+fn vectors_dir_is_one_name_everywhere_and_dir_still_works() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let root = root.to_str().unwrap();
+    for args in [
+        ["vectors", "verify", "--vectors-dir", root],
+        ["vectors", "verify", "--dir", root],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    }
+    let out = run(&["vectors", "regenerate", "--check", "--vectors-dir", root]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The old spelling stays out of the help.
+    let help = stdout(&run(&["vectors", "verify", "--help"]));
+    assert!(help.contains("--vectors-dir"), "{help}");
+    assert!(!help.contains("--dir "), "{help}");
+}

@@ -88,7 +88,7 @@ pub struct FuzzArgs {
     pub cases: Option<u64>,
 
     /// Check cases for this many seconds (the batch in flight finishes).
-    #[arg(long, value_name = "S", conflicts_with = "replay")]
+    #[arg(long, value_name = "S", conflicts_with = "replay", value_parser = crate::cli::seconds)]
     pub seconds: Option<u64>,
 
     /// The first case number (`--start K --cases 1` regenerates case K alone).
@@ -109,7 +109,7 @@ pub struct FuzzArgs {
         long,
         value_name = "SECS",
         default_value_t = crate::cli::DEFAULT_ADAPTER_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = crate::cli::seconds
     )]
     pub adapter_timeout: u64,
 }

@@ -792,6 +792,22 @@ fn connect_hint(dsn: &Dsn, e: &tokio_postgres::Error) -> String {
     hint
 }
 
+/// The bound on one whole connection attempt: `connect_timeout` for reaching the server, and
+/// one more for the TLS handshake and the login, which tokio-postgres does not bound.
+fn attempt_bound(connect_timeout: Duration) -> Duration {
+    connect_timeout.saturating_mul(2)
+}
+
+/// Why an attempt that hit [`attempt_bound`] failed, naming the time really waited.
+fn no_answer_reason(connect_timeout: Duration) -> String {
+    format!(
+        "no answer within {:?} (twice connect_timeout={}: once to reach the server, once for \
+         the TLS handshake and login)",
+        attempt_bound(connect_timeout),
+        connect_timeout.as_secs()
+    )
+}
+
 /// How one connection attempt failed.
 enum Attempt {
     /// The server or the network refused it (the caller classifies and may retry).
@@ -931,15 +947,18 @@ impl Pg {
     }
 
     async fn connect_once(dsn: &Dsn, mut config: Config) -> Result<Client, Attempt> {
+        // tokio-postgres bounds only the TCP connect of each host by connect_timeout; a server
+        // that accepts and then stays silent (TLS handshake, login) would hold the attempt
+        // forever. So the whole attempt gets one more connect_timeout, and the message names
+        // the bound really waited, with where it comes from.
+        let bound = attempt_bound(dsn.connect_timeout);
         let no_answer = || {
             Attempt::Other(PgError::Connect {
                 dsn: dsn.redacted(),
-                reason: format!("no answer within {:?}", dsn.connect_timeout),
+                reason: no_answer_reason(dsn.connect_timeout),
                 hint: HINT_UNREACHABLE.to_owned(),
             })
         };
-        // The config's own connect_timeout bounds each host; this bounds the whole attempt.
-        let bound = dsn.connect_timeout.saturating_mul(2);
         if dsn.tls.mode == tls::Mode::Disable {
             config.ssl_mode(SslMode::Disable);
             let (client, conn) = tokio::time::timeout(bound, config.connect(tokio_postgres::NoTls))

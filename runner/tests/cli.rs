@@ -1040,3 +1040,49 @@ fn vectors_dir_is_one_name_everywhere_and_dir_still_works() {
     assert!(help.contains("--vectors-dir"), "{help}");
     assert!(!help.contains("--dir "), "{help}");
 }
+
+#[test]
+fn a_closed_stdout_ends_with_141_and_no_nothing_checked_message() {
+    use std::io::{BufRead, BufReader};
+    // Without a database every SQL case is ignored; more lines than a pipe holds, so the
+    // runner is still writing when the reader goes away (`| head -1`).
+    let mut child = bin()
+        .args(["--no-embedded", "sql::"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        code(&out),
+        awa_conformance_runner::exit::STDOUT_CLOSED,
+        "{err}"
+    );
+    assert!(!err.contains("nothing was checked"), "{err}");
+    assert!(err.contains("stdout was closed"), "{err}");
+}
+
+#[test]
+fn an_expected_failures_file_with_a_byte_order_mark_loads() {
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().next().unwrap();
+    let name = format!("{family}::{}", vector.id);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("xf.json");
+    std::fs::write(
+        &path,
+        format!(
+            "\u{feff}{{\"version\": 1, \"expected_failures\": [{{\"id\": \"{}\", \"reason\": \"r\"}}]}}",
+            vector.id
+        ),
+    )
+    .unwrap();
+    // The listed case passes, so the run fails (1): the file was read, not refused (3).
+    let out = run(&["--exact", &name, "--expected-failures", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+}

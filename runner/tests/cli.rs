@@ -958,7 +958,12 @@ fn a_dsn_of_any_shape_in_a_usage_error_shows_no_password() {
         &["--no-embedded", "alice:pw-Secret-1@db"],
         &["--no-embedded", "--case-timeout", "alice:pw-Secret-1@db"],
         &["--no-embedded", "--format", "host=db password=pw-Secret-1"],
-        &["--dsn", "postgres://a:pw-Secret-1@127.0.0.1:1/x", "--case-timeout", "pw-Secret-1"],
+        &[
+            "--dsn",
+            "postgres://a:pw-Secret-1@127.0.0.1:1/x",
+            "--case-timeout",
+            "pw-Secret-1",
+        ],
     ] {
         let out = run(args);
         assert_eq!(code(&out), USAGE, "{args:?}: {}", stderr(&out));
@@ -987,14 +992,28 @@ fn every_duration_option_refuses_an_out_of_range_value_as_usage() {
         &["--no-embedded", "--adapter-timeout", "18446744073709551615"],
         &["run", "--no-embedded", "--case-timeout", "604801"],
         &["fuzz", "--seed", "1", "--seconds", "18446744073709551615"],
-        &["fuzz", "--seed", "1", "--cases", "1", "--adapter-timeout", "18446744073709551615"],
+        &[
+            "fuzz",
+            "--seed",
+            "1",
+            "--cases",
+            "1",
+            "--adapter-timeout",
+            "18446744073709551615",
+        ],
     ] {
         let out = run(args);
         let err = stderr(&out);
         assert_eq!(code(&out), USAGE, "{args:?}: {err}");
         let option = args.iter().rev().nth(1).unwrap();
-        assert!(err.contains(option), "{args:?} does not name {option}: {err}");
-        assert!(err.contains("604800"), "{args:?} does not name the maximum: {err}");
+        assert!(
+            err.contains(option),
+            "{args:?} does not name {option}: {err}"
+        );
+        assert!(
+            err.contains("604800"),
+            "{args:?} does not name the maximum: {err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
     }
 }
@@ -1083,6 +1102,47 @@ fn an_expected_failures_file_with_a_byte_order_mark_loads() {
     )
     .unwrap();
     // The listed case passes, so the run fails (1): the file was read, not refused (3).
-    let out = run(&["--exact", &name, "--expected-failures", path.to_str().unwrap()]);
+    let out = run(&[
+        "--exact",
+        &name,
+        "--expected-failures",
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn a_silent_server_is_reported_with_the_bound_really_waited() {
+    // Accepts the connection and never answers: only the runner's own bound ends the wait.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let holder = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            // Every connection is held (never answered) until the runner gave up; the loop
+            // itself is bounded so a failing test cannot leave it behind.
+            listener.set_nonblocking(true).unwrap();
+            let mut sockets = Vec::new();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && std::time::Instant::now() < deadline
+            {
+                if let Ok((socket, _)) = listener.accept() {
+                    sockets.push(socket);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let dsn = format!("host=127.0.0.1 port={port} connect_timeout=2 sslmode=disable");
+    let out = run(&["--dsn", &dsn, "sql::"]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{err}");
+    assert!(
+        err.contains("no answer within 4s (twice connect_timeout=2"),
+        "{err}"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    holder.join().unwrap();
 }

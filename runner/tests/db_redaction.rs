@@ -42,14 +42,10 @@ fn a_producer_printing_its_secrets_leaks_none_of_them() {
     let env_password = "pgpassword-Secret-9c1e";
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    let (json, junit, md, baseline) = (
-        path("r.json"),
-        path("r.xml"),
-        path("r.md"),
-        path("b.json"),
-    );
+    let (json, junit, md, baseline) = (path("r.json"), path("r.xml"), path("r.md"), path("b.json"));
     // Dies before its hello, after printing what a careless producer would.
-    let producer = "echo \"my dsn: $AWA_CONFORMANCE_DSN; PGPASSWORD=$PGPASSWORD; raw $PGPASSWORD\" \
+    let producer =
+        "echo \"my dsn: $AWA_CONFORMANCE_DSN; PGPASSWORD=$PGPASSWORD; raw $PGPASSWORD\" \
                     >&2; exit 7";
     let out = run(
         &[
@@ -76,12 +72,18 @@ fn a_producer_printing_its_secrets_leaks_none_of_them() {
     assert_eq!(out.status.code(), Some(6), "{stderr}");
     let report = std::fs::read_to_string(&json).unwrap();
     // The producer's stderr did reach the report, masked.
-    assert!(report.contains("raw ***"), "producer stderr not in the report: {report}");
+    assert!(
+        report.contains("raw ***"),
+        "producer stderr not in the report: {report}"
+    );
     for (what, body) in [
         ("JSON report", report),
         ("JUnit report", std::fs::read_to_string(&junit).unwrap()),
         ("Markdown report", std::fs::read_to_string(&md).unwrap()),
-        ("baseline", std::fs::read_to_string(&baseline).unwrap_or_default()),
+        (
+            "baseline",
+            std::fs::read_to_string(&baseline).unwrap_or_default(),
+        ),
         ("stdout", text(&out.stdout)),
         ("stderr", stderr),
     ] {

@@ -262,7 +262,7 @@ step "cargo clippy"              cargo clippy --workspace --all-targets -- -D wa
 step "cargo test"                cargo test --workspace --no-fail-fast
 step "build runner (release)"    cargo build --release -p awa-conformance
 step "vectors verify"            "$RUNNER" vectors verify
-step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --dir "$ROOT/vectors"
+step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --vectors-dir "$ROOT/vectors"
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests

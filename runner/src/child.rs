@@ -267,7 +267,15 @@ impl StderrTail {
                     if let Ok(mut b) = buf.lock() {
                         b.extend_from_slice(chunk.get(..n).unwrap_or(&[]));
                         let excess = b.len().saturating_sub(STDERR_KEEP);
-                        b.drain(..excess);
+                        if excess > 0 {
+                            // Cut after a whitespace: a tail starting inside a password
+                            // would show its end, which no mask can recognise.
+                            let cut = b
+                                .get(excess..)
+                                .and_then(|kept| kept.iter().position(u8::is_ascii_whitespace))
+                                .map_or(b.len(), |pos| excess + pos + 1);
+                            b.drain(..cut);
+                        }
                     }
                 }
             })?;
@@ -282,13 +290,17 @@ impl StderrTail {
         }
     }
 
-    /// Take what was captured since the last call (lossy UTF-8).
+    /// Take what was captured since the last call (lossy UTF-8), masked: a child that
+    /// prints its DSN or `PGPASSWORD` must not put the password into a report
+    /// ([`crate::report::redact`]).
     #[must_use]
     pub fn take(&self) -> String {
-        self.buf
+        let text = self
+            .buf
             .lock()
             .map(|mut b| String::from_utf8_lossy(&std::mem::take(&mut *b)).into_owned())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        crate::report::redact::redact_secrets(&text)
     }
 }
 

@@ -135,7 +135,7 @@ pub struct RunArgs {
         long,
         value_name = "SECS",
         default_value_t = DEFAULT_CASE_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..),
+        value_parser = seconds,
         help_heading = "Limits"
     )]
     pub case_timeout: u64,
@@ -146,7 +146,7 @@ pub struct RunArgs {
         long,
         value_name = "SECS",
         default_value_t = DEFAULT_ADAPTER_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..),
+        value_parser = seconds,
         help_heading = "Limits"
     )]
     pub adapter_timeout: u64,
@@ -233,6 +233,26 @@ pub struct RunArgs {
 pub const DEFAULT_CASE_TIMEOUT_SECS: u64 = 60;
 /// Default of `--adapter-timeout`: interpreters and JITs may start slowly.
 pub const DEFAULT_ADAPTER_TIMEOUT_SECS: u64 = 30;
+/// The longest duration any option accepts (one week). A bound is added to the clock
+/// (`Instant + Duration`), which overflows, and panicked, for values near `u64::MAX`; a week
+/// is beyond any real case, adapter or fuzzing budget and far from that overflow.
+pub const MAX_DURATION_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// The value parser of every duration option (`--case-timeout`, `--adapter-timeout`, `fuzz
+/// --seconds`): whole seconds from 1 to [`MAX_DURATION_SECS`]. clap puts the option's name
+/// before the message, so the error names the option, the value and the range.
+///
+/// # Errors
+/// The value is not a number, is 0, or is above the maximum.
+pub fn seconds(text: &str) -> Result<u64, String> {
+    let range = format!("give whole seconds from 1 to {MAX_DURATION_SECS} (one week)");
+    match text.trim().parse::<u64>() {
+        Err(e) => Err(format!("{e}; {range}")),
+        Ok(0) => Err(format!("0 is no bound; {range}")),
+        Ok(n) if n > MAX_DURATION_SECS => Err(format!("{n} is above the maximum; {range}")),
+        Ok(n) => Ok(n),
+    }
+}
 
 impl RunArgs {
     /// `--case-timeout` as a duration.
@@ -256,19 +276,20 @@ pub enum VectorsCommand {
     Verify {
         /// Vectors to verify: a release directory or the vectors root (default: every embedded
         /// release).
-        #[arg(long, value_name = "PATH")]
+        // `--dir` was this option's first name: kept, hidden, so scripts using it still work.
+        #[arg(long = "vectors-dir", value_name = "PATH", alias = "dir")]
         dir: Option<PathBuf>,
     },
-    /// Regenerate the vector files from the generator (writes into --dir).
+    /// Regenerate the vector files from the generator (writes into --vectors-dir).
     #[command(after_help = exit::HELP_TABLE)]
     Regenerate {
         /// Write nothing; exit 2 if any file differs from the generator output (freeze guard).
         #[arg(long)]
         check: bool,
         /// The vectors root holding one directory per release, v1/ and v1.1/ (default:
-        /// ./vectors when writing; with --check and no --dir, the releases embedded in this
-        /// binary, which was built from the committed files).
-        #[arg(long, value_name = "PATH")]
+        /// ./vectors when writing; with --check and no --vectors-dir, the releases embedded in
+        /// this binary, which was built from the committed files).
+        #[arg(long = "vectors-dir", value_name = "PATH", alias = "dir")]
         dir: Option<PathBuf>,
     },
     /// List the vectors (every embedded release, corrected by the errata).
@@ -345,6 +366,66 @@ pub struct SchemaTarget {
     pub producer_role: String,
 }
 
+/// `argv` with the options written before a subcommand moved after it (and after its own
+/// subcommand): `--dsn URL schema status` means `schema status --dsn URL`.
+///
+/// The options of the default `run` action sit at the top level, where clap sees them as
+/// conflicting with any subcommand ("cannot be used with"), although `--dsn`, `--schema`
+/// and `--producer-role` mean the same to `schema status`. Moved, they apply to the
+/// subcommand when it has them; when it has not (`--junit x schema status`), clap names the
+/// option the subcommand does not take. Nothing moves unless the words before the subcommand
+/// are all options of the command line and their values (so a filter is never reinterpreted),
+/// or when `-h`/`--help`/`-V`/`--version` is among them (those stay top-level flags).
+#[must_use]
+pub fn global_options_after_subcommand(argv: &[String]) -> Vec<String> {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let mut i = 1;
+    while let Some(word) = argv.get(i) {
+        let arg = if let Some(long) = word.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, false), |(n, _)| (n, true));
+            top.get_arguments()
+                .find(|a| a.get_long() == Some(name))
+                .map(|a| (a, inline))
+        } else if let Some(short) = word.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+            top.get_arguments()
+                .find(|a| a.get_short().map(String::from).as_deref() == Some(short))
+                .map(|a| (a, false))
+        } else {
+            break;
+        };
+        let Some((arg, inline)) = arg else {
+            return argv.to_vec();
+        };
+        if ["help", "version"].contains(&arg.get_id().as_str()) || word == "-h" || word == "--help"
+        {
+            return argv.to_vec();
+        }
+        i += if arg.get_action().takes_values() && !inline {
+            2
+        } else {
+            1
+        };
+    }
+    if i == 1 {
+        return argv.to_vec();
+    }
+    let Some(mut sub) = argv.get(i).and_then(|w| top.find_subcommand(w)) else {
+        return argv.to_vec();
+    };
+    let mut end = i + 1;
+    while let Some(nested) = argv.get(end).and_then(|w| sub.find_subcommand(w)) {
+        sub = nested;
+        end += 1;
+    }
+    let (program, rest) = argv.split_at(1);
+    let (options, rest) = rest.split_at(i - 1);
+    let (path, rest) = rest.split_at(end - i);
+    [program, path, options, rest].concat()
+}
+
 impl Cli {
     /// The run options, whether given as `run ...` or without a subcommand.
     pub fn into_action(self) -> Action {
@@ -404,6 +485,85 @@ mod tests {
         };
         assert!(args.libtest.exact);
         assert_eq!(args.libtest.filter.as_deref(), Some("unique_key::uk-1"));
+    }
+
+    fn moved(words: &[&str]) -> Vec<String> {
+        let argv: Vec<String> = std::iter::once("awa-conformance")
+            .chain(words.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        global_options_after_subcommand(&argv)
+            .into_iter()
+            .skip(1)
+            .collect()
+    }
+
+    #[test]
+    fn options_before_a_subcommand_move_after_it() {
+        assert_eq!(
+            moved(&[
+                "--dsn",
+                "u",
+                "--schema=s",
+                "schema",
+                "status",
+                "--producer-role",
+                "r"
+            ]),
+            [
+                "schema",
+                "status",
+                "--dsn",
+                "u",
+                "--schema=s",
+                "--producer-role",
+                "r"
+            ]
+        );
+        assert_eq!(
+            moved(&["--dsn", "u", "run", "x"]),
+            ["run", "--dsn", "u", "x"]
+        );
+        let cli = Cli::try_parse_from(
+            std::iter::once("awa-conformance".to_owned())
+                .chain(moved(&["--dsn", "u", "--schema", "s", "schema", "status"])),
+        )
+        .unwrap();
+        let Action::Schema(SchemaCommand::Status { target }) = cli.into_action() else {
+            panic!("not schema status")
+        };
+        assert_eq!(target.dsn.as_deref(), Some("u"));
+        assert_eq!(target.schema, "s");
+        // A filter, a value that only looks like a subcommand, and help stay where they are.
+        for words in [
+            &["--exact", "unique_key::uk-1"][..],
+            &["unique_key", "schema"],
+            &["--schema", "status"],
+            &["--help", "schema"],
+            &["-V", "schema"],
+            &["schema", "status", "--dsn", "u"],
+        ] {
+            assert_eq!(moved(words), words, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn durations_are_bounded() {
+        assert_eq!(seconds("60"), Ok(60));
+        assert_eq!(
+            seconds(&MAX_DURATION_SECS.to_string()),
+            Ok(MAX_DURATION_SECS)
+        );
+        for bad in [
+            "0",
+            "604801",
+            "18446744073709551615",
+            "18446744073709551616",
+            "x",
+        ] {
+            let err = seconds(bad).unwrap_err();
+            assert!(err.contains("from 1 to 604800"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -11,8 +11,8 @@ use crate::exit;
 use crate::pg::Dsn;
 use crate::vector_set::load_vectors;
 
-/// Where `vectors regenerate` writes when no `--dir` is given (run from the repository root):
-/// the vectors root, holding one directory per release (`v1/`, `v1.1/`).
+/// Where `vectors regenerate` writes when no `--vectors-dir` is given (run from the repository
+/// root): the vectors root, holding one directory per release (`v1/`, `v1.1/`).
 const DEFAULT_VECTORS_DIR: &str = "vectors";
 
 /// Write `text` to stdout (a closed pipe is not an error worth a non-zero exit).
@@ -91,7 +91,7 @@ fn regenerate(check: bool, dir: Option<&Path>) -> Result<u8, Error> {
     if let Some(dir) = dir.filter(|d| d.join("manifest.json").is_file()) {
         return Err(Error::Usage(format!(
             "vectors regenerate: {} is one release's directory; pass the vectors root that holds \
-             {} (e.g. --dir vectors)",
+             {} (e.g. --vectors-dir vectors)",
             dir.display(),
             rendered
                 .iter()
@@ -136,7 +136,8 @@ fn regenerate(check: bool, dir: Option<&Path>) -> Result<u8, Error> {
     let dir = dir.unwrap_or(Path::new(DEFAULT_VECTORS_DIR));
     if !dir.is_dir() {
         return Err(Error::Usage(format!(
-            "vectors regenerate: {} is not a directory; run from the repository root or pass --dir",
+            "vectors regenerate: {} is not a directory; run from the repository root or pass \
+             --vectors-dir",
             dir.display()
         )));
     }

@@ -7,8 +7,9 @@
 //! pipe's write end) and this module copies the pipe to the real destination line by line:
 //! a `test <name> ... ok` line of a case recorded as an expected failure becomes
 //! `... xfail`; everything else (the failure texts, the `--format json` event stream) passes
-//! unchanged. When the destination cannot be written any more the copy keeps draining the
-//! pipe, so libtest never blocks or panics, and the run is told once to stop.
+//! unchanged but for passwords, masked ([`crate::report::redact`]). When the destination
+//! cannot be written any more the copy keeps draining the pipe, so libtest never blocks or
+//! panics, and the run is told once to stop.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -38,7 +39,7 @@ pub struct Console {
 }
 
 /// Write `text` to stdout for a one-shot command (a list, a Markdown report, a subcommand's
-/// answer). A closed pipe (`| head`) is not an error worth a non-zero exit: the reader has
+/// answer). Not masked: it is data (SQL, vectors) or built from masked results. A closed pipe (`| head`) is not an error worth a non-zero exit: the reader has
 /// what it wanted. `action` names the write in the error (`cannot write the list to`).
 ///
 /// # Errors
@@ -125,14 +126,22 @@ fn copy(mut reader: impl BufRead, out: &mut dyn Write, ctx: &RunContext, on_clos
             continue;
         }
         let text = rewrite(&line, |name| ctx.is_expected_failure(name));
-        let written = out
-            .write_all(text.as_deref().unwrap_or(&line))
-            .and_then(|()| out.flush());
+        // The failure texts may quote what a producer or the server said: masked here, on
+        // the way out, so nothing libtest prints can show a password.
+        let masked = mask(text.as_deref().unwrap_or(&line));
+        let written = out.write_all(&masked).and_then(|()| out.flush());
         if written.is_err() {
             open = false;
             on_closed();
         }
     }
+}
+
+/// `line` through the masking door ([`crate::report::redact`]); a line that is not UTF-8
+/// is masked as lossy UTF-8 (a replacement character beats a leaked password).
+fn mask(line: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(line);
+    crate::report::redact::redact_secrets(&text).into_bytes()
 }
 
 /// The line with `ok` replaced by `xfail` when it is libtest's result line of a case that

@@ -17,7 +17,13 @@
 //!   listed case that still fails, keeping its reason), with reason `baseline: <message>`.
 //!   The run still exits with its normal code: a baseline records failures, it does not
 //!   excuse them until it is passed back with `--expected-failures`.
+//! * A leading UTF-8 byte order mark (as some Windows editors write) is ignored.
+//!
+//! Loading, checking and lookups are linear in the file and the trial list (hash sets of
+//! IDs and of each trial's `::` suffixes), so a file of millions of entries loads in seconds
+//! and a wrong ID is reported without scanning the trial list once per entry.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +46,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct ExpectedFailures {
     entries: Vec<Entry>,
+    /// Each entry's ID and its position in `entries` (IDs are unique in a loaded file; for a
+    /// list built in code the first entry of an ID wins, as a scan in file order would).
+    by_id: HashMap<String, usize>,
     path: Option<PathBuf>,
 }
 
@@ -65,12 +74,24 @@ struct OutFile<'a> {
 }
 
 /// Whether `id` names `trial`: equal, or a suffix of it made of whole `::` segments.
+#[cfg(test)]
 fn matches(id: &str, trial: &str) -> bool {
-    trial == id
-        || trial
-            .strip_suffix(id)
-            .is_some_and(|head| head.ends_with("::"))
+    suffixes(trial).any(|s| s == id)
 }
+
+/// Every ID that names `trial`: the name itself and each suffix of it that follows a `::`
+/// (`sql::unique_key::uk-1` → itself, `unique_key::uk-1`, `uk-1`).
+fn suffixes(trial: &str) -> impl Iterator<Item = &str> {
+    let bytes = trial.as_bytes();
+    std::iter::once(trial).chain((2..bytes.len()).filter_map(move |i| {
+        (bytes.get(i - 2..i) == Some(b"::".as_slice()))
+            .then(|| trial.get(i..))
+            .flatten()
+    }))
+}
+
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: char = '\u{feff}';
 
 impl ExpectedFailures {
     /// Read and check the file's shape (IDs are checked later against the trial list).
@@ -81,12 +102,15 @@ impl ExpectedFailures {
         };
         let text = std::fs::read_to_string(path)
             .map_err(|e| fail(format!("cannot read it ({e}); check the path")))?;
-        let raw: RawFile = serde_json::from_str(&text).map_err(|e| {
-            fail(format!(
-                "not a valid expected-failures file ({e}); expected \
+        // serde_json refuses a BOM as "expected value at line 1 column 1", which names neither
+        // the mark nor a fix; it carries no meaning in JSON, so it is dropped.
+        let raw: RawFile =
+            serde_json::from_str(text.strip_prefix(BOM).unwrap_or(&text)).map_err(|e| {
+                fail(format!(
+                    "not a valid expected-failures file ({e}); expected \
                  {{\"version\": 1, \"expected_failures\": [{{\"id\": …, \"reason\": …}}]}}"
-            ))
-        })?;
+                ))
+            })?;
         match raw.version {
             Some(serde_json::Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
             Some(other) => {
@@ -104,6 +128,7 @@ impl ExpectedFailures {
             fail("missing \"expected_failures\" array; add it (it may be empty)".into())
         })?;
         let mut entries = Vec::with_capacity(raw_entries.len());
+        let mut by_id = HashMap::with_capacity(raw_entries.len());
         for (index, entry) in raw_entries.into_iter().enumerate() {
             let id = match entry.id {
                 Some(id) if !id.trim().is_empty() => id,
@@ -121,23 +146,30 @@ impl ExpectedFailures {
                     )))
                 }
             };
-            if entries.iter().any(|e: &Entry| e.id == id) {
+            if let Some(first) = by_id.insert(id.clone(), index) {
                 return Err(fail(format!(
-                    "entry {index} repeats id {id}; list each id once"
+                    "entry {index} repeats id {id} (first listed as entry {first}); list each \
+                     id once"
                 )));
             }
             entries.push(Entry { id, reason });
         }
         Ok(Self {
             entries,
+            by_id,
             path: Some(path.to_owned()),
         })
     }
 
     /// A list built in code (e.g. by a tool embedding the runner); `load` is the file path.
     pub fn from_entries(entries: Vec<Entry>) -> Self {
+        let mut by_id = HashMap::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            by_id.entry(entry.id.clone()).or_insert(index);
+        }
         Self {
             entries,
+            by_id,
             path: None,
         }
     }
@@ -157,12 +189,12 @@ impl ExpectedFailures {
         &self,
         trial_names: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Result<(), Error> {
+        if self.entries.is_empty() {
+            return Ok(());
+        }
+        let known: HashSet<&str> = trial_names.into_iter().flat_map(suffixes).collect();
         for (index, entry) in self.entries.iter().enumerate() {
-            if !trial_names
-                .clone()
-                .into_iter()
-                .any(|name| matches(&entry.id, name))
-            {
+            if !known.contains(entry.id.as_str()) {
                 return Err(Error::ExpectedFailures {
                     path: self.path.clone().unwrap_or_default(),
                     detail: format!(
@@ -178,9 +210,11 @@ impl ExpectedFailures {
 
     /// The reason a trial is listed, if it is.
     pub fn reason_for(&self, trial: &str) -> Option<&str> {
-        self.entries
-            .iter()
-            .find(|e| matches(&e.id, trial))
+        // The first entry in file order that names the trial, as the file reads.
+        suffixes(trial)
+            .filter_map(|id| self.by_id.get(id).copied())
+            .min()
+            .and_then(|index| self.entries.get(index))
             .map(|e| e.reason.as_str())
     }
 
@@ -214,6 +248,73 @@ mod tests {
         assert!(matches("unique_key::uk-0123", "sql::unique_key::uk-0123"));
         assert!(!matches("k-0123", "unique_key::uk-0123"));
         assert!(!matches("uk-012", "unique_key::uk-0123"));
+        assert!(!matches(":uk-0123", "unique_key::uk-0123"));
+        assert!(matches(":uk-0123", "unique_key:::uk-0123"));
+        assert!(matches("uk-0123", "unique_key:::uk-0123"));
+    }
+
+    #[test]
+    fn reason_is_that_of_the_first_matching_entry() {
+        let entry = |id: &str, reason: &str| Entry {
+            id: id.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let xf = ExpectedFailures::from_entries(vec![
+            entry("uk-1", "bare id first"),
+            entry("unique_key::uk-1", "longer id second"),
+        ]);
+        assert_eq!(
+            xf.reason_for("sql::unique_key::uk-1"),
+            Some("bare id first")
+        );
+        assert_eq!(xf.reason_for("sql::unique_key::uk-2"), None);
+        assert_eq!(xf.reason_for("uk-1x"), None);
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_accepted() {
+        let xf = load_str(
+            "\u{feff}{\"version\":1,\"expected_failures\":[{\"id\":\"uk-1\",\"reason\":\"r\"}]}",
+        )
+        .unwrap();
+        assert_eq!(xf.reason_for("unique_key::uk-1"), Some("r"));
+    }
+
+    #[test]
+    fn an_unknown_first_id_is_reported_with_its_position_among_many() {
+        // Many entries (every one unknown): the first is named, with its position.
+        let entries: Vec<String> = (0..20_000)
+            .map(|i| format!(r#"{{"id":"uk-unknown-{i}","reason":"r"}}"#))
+            .collect();
+        let xf = load_str(&format!(
+            r#"{{"version":1,"expected_failures":[{}]}}"#,
+            entries.join(",")
+        ))
+        .unwrap();
+        let names: Vec<String> = (0..5_000)
+            .map(|i| format!("sql::unique_key::uk-{i}"))
+            .collect();
+        let err = xf
+            .check_ids(names.iter().map(String::as_str))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("entry 0: id uk-unknown-0 names no trial"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_id_names_both_positions() {
+        let err = load_str(
+            r#"{"version":1,"expected_failures":[{"id":"a","reason":"r"},{"id":"b","reason":"r"},{"id":"a","reason":"r"}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("entry 2 repeats id a (first listed as entry 0)"),
+            "{err}"
+        );
     }
 
     fn load_str(text: &str) -> Result<ExpectedFailures, Error> {

@@ -36,11 +36,17 @@ use cli::{Action, Cli};
 /// and the Python wheel's `awa-conformance` console script both call this, so the two
 /// commands cannot drift apart.
 pub fn main_with_args(argv: &[String]) -> u8 {
-    let cli = match Cli::try_parse_from(argv) {
+    // Before anything can print: every password of the command line and the environment is
+    // masked in every message from here on, clap's usage errors (which quote arguments)
+    // included (report::redact).
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    report::redact::remember_run_secrets(argv, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let argv = cli::global_options_after_subcommand(argv);
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
+            print_clap(&e);
             // --help / --version come back as "errors" that exit 0; everything else is usage.
-            let _ = e.print();
             return if e.exit_code() == 0 {
                 exit::SUCCESS
             } else {
@@ -48,10 +54,36 @@ pub fn main_with_args(argv: &[String]) -> u8 {
             };
         }
     };
-    dispatch(cli, argv).unwrap_or_else(|e| {
-        let _ = writeln!(std::io::stderr(), "awa-conformance: error: {e}");
+    dispatch(cli, &argv).unwrap_or_else(|e| {
+        let text = report::redact::redact_secrets(&e.to_string());
+        let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
         e.exit_code()
     })
+}
+
+/// Print a clap error or help text as clap would (stdout for help, stderr for errors; coloured
+/// on a terminal), through the masking door: clap quotes the offending argument, which may be
+/// a DSN given in the wrong place.
+fn print_clap(e: &clap::Error) {
+    use std::io::IsTerminal;
+    let rendered = e.render();
+    if e.use_stderr() {
+        let mut err = std::io::stderr();
+        let text = if err.is_terminal() {
+            rendered.ansi().to_string()
+        } else {
+            rendered.to_string()
+        };
+        let _ = err.write_all(report::redact::redact_secrets(&text).as_bytes());
+    } else {
+        let mut out = std::io::stdout();
+        let text = if out.is_terminal() {
+            rendered.ansi().to_string()
+        } else {
+            rendered.to_string()
+        };
+        let _ = out.write_all(report::redact::redact_secrets(&text).as_bytes());
+    }
 }
 
 /// Run a parsed command line; `argv` is recorded (redacted) in reports.

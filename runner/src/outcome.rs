@@ -23,6 +23,7 @@
 //! [`CaseFailure::harness`] for the latter. Provenance keys the DB suite sets:
 //! [`PROVENANCE_SERVER_VERSION`] and [`PROVENANCE_CONTRACT_VERSION`].
 
+use crate::report::redact::{redact_json, redact_secrets};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -356,12 +357,12 @@ impl RunContext {
 
     /// Record (or overwrite) one provenance entry, e.g. `server_version`.
     pub fn set_provenance(&self, key: &str, value: String) {
-        lock(&self.provenance).insert(key.to_owned(), value);
+        lock(&self.provenance).insert(key.to_owned(), redact_secrets(&value));
     }
 
     /// Record a harness problem that is not tied to one case (exit 6).
     pub fn record_run_error(&self, message: String) {
-        lock(&self.run_errors).push(message);
+        lock(&self.run_errors).push(redact_secrets(&message));
     }
 
     /// The provenance recorded so far.
@@ -501,7 +502,17 @@ impl RunContext {
         completion
     }
 
-    fn push(&self, result: CaseResult) {
+    fn push(&self, mut result: CaseResult) {
+        // Every result passes the masking door once, here: the reports, the baseline and the
+        // Python API all read results from this list, so none of them can show a password a
+        // producer or the server echoed.
+        result.message = result.message.as_deref().map(redact_secrets);
+        for value in [&mut result.expected, &mut result.actual]
+            .into_iter()
+            .flatten()
+        {
+            redact_json(value);
+        }
         let failed = result.status.is_nonconformant() || result.status == Status::Errored;
         if result.status == Status::ExpectedFailure {
             lock(&self.xfail).insert(result.name.clone());

@@ -28,6 +28,8 @@ use tokio_postgres::config::{
 use tokio_postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use crate::report::redact;
+
 /// `application_name` of every runner connection unless the DSN or `PGAPPNAME` sets one
 /// (libpq's `fallback_application_name`; tests find the runner's backends by it).
 pub const APPLICATION_NAME: &str = "awa-conformance";
@@ -241,14 +243,6 @@ fn password_in_text(dsn: &str) -> Option<String> {
     (!pass.is_empty()).then(|| pass.to_owned())
 }
 
-fn scrub_with(text: &str, passwords: &[&str]) -> String {
-    let mut out = text.to_owned();
-    for p in passwords.iter().filter(|p| !p.is_empty()) {
-        out = out.replace(p, "***");
-    }
-    out
-}
-
 /// The search path of every session the kit opens (runner, producer engine, fuzz, schema
 /// install/status/uninstall, the Python bindings), sent as a startup option so it holds from
 /// the first statement and wins over role, database and DSN `options` settings (ADR 0048).
@@ -370,16 +364,14 @@ impl Dsn {
         env: &BTreeMap<String, String>,
     ) -> Result<Self, PgError> {
         let text_password = password_in_text(text);
-        let env_password = env_nonempty(env, "PGPASSWORD");
+        // Known before anything can fail, so that no message about this DSN shows them.
+        redact::remember_in(text);
+        if let Some(pw) = env_nonempty(env, "PGPASSWORD") {
+            redact::remember(&pw);
+        }
         let invalid = |reason: String| PgError::InvalidDsn {
             source_name: source.as_str(),
-            reason: scrub_with(
-                &reason,
-                &[
-                    text_password.as_deref().unwrap_or(""),
-                    env_password.as_deref().unwrap_or(""),
-                ],
-            ),
+            reason: redact::redact_secrets(&reason),
         };
         let mut s = conninfo::resolve(text, env).map_err(&invalid)?;
         let user = s
@@ -391,6 +383,10 @@ impl Dsn {
         let (config, connect_timeout) = Self::config(&s, &user).map_err(&invalid)?;
         let tls = Self::tls_settings(&s, env).map_err(&invalid)?;
         let password = s.get("password").map(str::to_owned).or(text_password);
+        // Also the password read from a service or password file: masked from now on.
+        if let Some(pw) = &password {
+            redact::remember(pw);
+        }
         Ok(Self {
             config,
             source,
@@ -626,7 +622,8 @@ impl Dsn {
     pub fn with_user(&self, user: &str, password: &str) -> Self {
         let mut d = self.clone();
         d.config.user(user).password(password);
-        // Scrub both: the run's own password and the temporary role's.
+        // Masked from now on, as the run's own password already is.
+        redact::remember(password);
         d.password = Some(password.to_owned());
         // The run's client certificate names the run's user, not this one.
         if d.tls.client.is_some() {
@@ -719,10 +716,11 @@ impl Dsn {
         parts.join(" ")
     }
 
-    /// Remove the password from any text (server or library messages).
+    /// Remove the password from any text (server or library messages): the one masking door
+    /// ([`redact::redact_secrets`]), which knows this DSN's password since it was built.
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {
-        scrub_with(text, &[self.password.as_deref().unwrap_or("")])
+        redact::redact_secrets(text)
     }
 
     /// The TLS connector (built once per DSN and its clones).
@@ -804,6 +802,22 @@ fn connect_hint(dsn: &Dsn, e: &tokio_postgres::Error) -> String {
         hint.push_str(&format!(" (note: {note})"));
     }
     hint
+}
+
+/// The bound on one whole connection attempt: `connect_timeout` for reaching the server, and
+/// one more for the TLS handshake and the login, which tokio-postgres does not bound.
+fn attempt_bound(connect_timeout: Duration) -> Duration {
+    connect_timeout.saturating_mul(2)
+}
+
+/// Why an attempt that hit [`attempt_bound`] failed, naming the time really waited.
+fn no_answer_reason(connect_timeout: Duration) -> String {
+    format!(
+        "no answer within {:?} (twice connect_timeout={}: once to reach the server, once for \
+         the TLS handshake and login)",
+        attempt_bound(connect_timeout),
+        connect_timeout.as_secs()
+    )
 }
 
 /// How one connection attempt failed.
@@ -945,15 +959,18 @@ impl Pg {
     }
 
     async fn connect_once(dsn: &Dsn, mut config: Config) -> Result<Client, Attempt> {
+        // tokio-postgres bounds only the TCP connect of each host by connect_timeout; a server
+        // that accepts and then stays silent (TLS handshake, login) would hold the attempt
+        // forever. So the whole attempt gets one more connect_timeout, and the message names
+        // the bound really waited, with where it comes from.
+        let bound = attempt_bound(dsn.connect_timeout);
         let no_answer = || {
             Attempt::Other(PgError::Connect {
                 dsn: dsn.redacted(),
-                reason: format!("no answer within {:?}", dsn.connect_timeout),
+                reason: no_answer_reason(dsn.connect_timeout),
                 hint: HINT_UNREACHABLE.to_owned(),
             })
         };
-        // The config's own connect_timeout bounds each host; this bounds the whole attempt.
-        let bound = dsn.connect_timeout.saturating_mul(2);
         if dsn.tls.mode == tls::Mode::Disable {
             config.ssl_mode(SslMode::Disable);
             let (client, conn) = tokio::time::timeout(bound, config.connect(tokio_postgres::NoTls))

@@ -941,3 +941,208 @@ fn an_adapter_that_never_says_hello_is_a_harness_error() {
     assert_eq!(code(&out), 6, "stderr: {}", stderr(&out));
     assert!(stderr(&out).contains("hello"), "stderr: {}", stderr(&out));
 }
+
+/// Everything a run printed or wrote, for the password checks below.
+fn all_text(out: &Output) -> String {
+    format!("{}\n{}", stdout(out), stderr(out))
+}
+
+#[test]
+fn a_dsn_of_any_shape_in_a_usage_error_shows_no_password() {
+    // Scheme-less, another scheme, a URL where the filter goes, a DSN given to a number
+    // option, and the password alone where clap quotes it (known from --dsn).
+    for args in [
+        &["--dsn", "alice:pw-Secret-1@db/x"][..],
+        &["--dsn", "mysql://alice:pw-Secret-1@db/x"],
+        &["--no-embedded", "postgres://alice:pw-Secret-1@db/x"],
+        &["--no-embedded", "alice:pw-Secret-1@db"],
+        &["--no-embedded", "--case-timeout", "alice:pw-Secret-1@db"],
+        &["--no-embedded", "--format", "host=db password=pw-Secret-1"],
+        &[
+            "--dsn",
+            "postgres://a:pw-Secret-1@127.0.0.1:1/x",
+            "--case-timeout",
+            "pw-Secret-1",
+        ],
+    ] {
+        let out = run(args);
+        assert_eq!(code(&out), USAGE, "{args:?}: {}", stderr(&out));
+        let text = all_text(&out);
+        assert!(!text.contains("pw-Secret-1"), "{args:?} leaked: {text}");
+        assert!(text.contains("***"), "{args:?}: nothing masked: {text}");
+    }
+}
+
+#[test]
+fn pgpassword_never_reaches_an_error() {
+    // The password alone, as an argument clap quotes back: known from the environment.
+    let out = bin()
+        .args(["--no-embedded", "--adapter-timeout", "env-Secret-2"])
+        .env("PGPASSWORD", "env-Secret-2")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(!all_text(&out).contains("env-Secret-2"), "{}", stderr(&out));
+}
+
+#[test]
+fn every_duration_option_refuses_an_out_of_range_value_as_usage() {
+    for args in [
+        &["--no-embedded", "--case-timeout", "18446744073709551615"][..],
+        &["--no-embedded", "--adapter-timeout", "18446744073709551615"],
+        &["run", "--no-embedded", "--case-timeout", "604801"],
+        &["fuzz", "--seed", "1", "--seconds", "18446744073709551615"],
+        &[
+            "fuzz",
+            "--seed",
+            "1",
+            "--cases",
+            "1",
+            "--adapter-timeout",
+            "18446744073709551615",
+        ],
+    ] {
+        let out = run(args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), USAGE, "{args:?}: {err}");
+        let option = args.iter().rev().nth(1).unwrap();
+        assert!(
+            err.contains(option),
+            "{args:?} does not name {option}: {err}"
+        );
+        assert!(
+            err.contains("604800"),
+            "{args:?} does not name the maximum: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn options_before_a_subcommand_apply_to_it() {
+    // Port 1 refuses at once: the options reached `schema status` when it tries to connect.
+    let out = run(&[
+        "--dsn",
+        "postgres://nobody@127.0.0.1:1/x",
+        "--schema",
+        "s",
+        "--producer-role",
+        "r",
+        "schema",
+        "status",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{err}");
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+    assert!(!err.contains("cannot be used with"), "{err}");
+    // An option `schema status` does not take is named as such.
+    let out = run(&["--junit", "x.xml", "schema", "status"]);
+    assert_eq!(code(&out), USAGE, "{}", stderr(&out));
+    assert!(stderr(&out).contains("'--junit'"), "{}", stderr(&out));
+}
+
+#[test]
+fn vectors_dir_is_one_name_everywhere_and_dir_still_works() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let root = root.to_str().unwrap();
+    for args in [
+        ["vectors", "verify", "--vectors-dir", root],
+        ["vectors", "verify", "--dir", root],
+    ] {
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    }
+    let out = run(&["vectors", "regenerate", "--check", "--vectors-dir", root]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The old spelling stays out of the help.
+    let help = stdout(&run(&["vectors", "verify", "--help"]));
+    assert!(help.contains("--vectors-dir"), "{help}");
+    assert!(!help.contains("--dir "), "{help}");
+}
+
+#[test]
+fn a_closed_stdout_ends_with_141_and_no_nothing_checked_message() {
+    use std::io::{BufRead, BufReader};
+    // Without a database every SQL case is ignored; more lines than a pipe holds, so the
+    // runner is still writing when the reader goes away (`| head -1`).
+    let mut child = bin()
+        .args(["--no-embedded", "sql::"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        code(&out),
+        awa_conformance_runner::exit::STDOUT_CLOSED,
+        "{err}"
+    );
+    assert!(!err.contains("nothing was checked"), "{err}");
+    assert!(err.contains("stdout was closed"), "{err}");
+}
+
+#[test]
+fn an_expected_failures_file_with_a_byte_order_mark_loads() {
+    let set = v1().unwrap();
+    let (family, vector) = set.iter().next().unwrap();
+    let name = format!("{family}::{}", vector.id);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("xf.json");
+    std::fs::write(
+        &path,
+        format!(
+            "\u{feff}{{\"version\": 1, \"expected_failures\": [{{\"id\": \"{}\", \"reason\": \"r\"}}]}}",
+            vector.id
+        ),
+    )
+    .unwrap();
+    // The listed case passes, so the run fails (1): the file was read, not refused (3).
+    let out = run(&[
+        "--exact",
+        &name,
+        "--expected-failures",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn a_silent_server_is_reported_with_the_bound_really_waited() {
+    // Accepts the connection and never answers: only the runner's own bound ends the wait.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let holder = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            // Every connection is held (never answered) until the runner gave up; the loop
+            // itself is bounded so a failing test cannot leave it behind.
+            listener.set_nonblocking(true).unwrap();
+            let mut sockets = Vec::new();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && std::time::Instant::now() < deadline
+            {
+                if let Ok((socket, _)) = listener.accept() {
+                    sockets.push(socket);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let dsn = format!("host=127.0.0.1 port={port} connect_timeout=2 sslmode=disable");
+    let out = run(&["--dsn", &dsn, "sql::"]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), DATABASE_UNAVAILABLE, "{err}");
+    assert!(
+        err.contains("no answer within 4s (twice connect_timeout=2"),
+        "{err}"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    holder.join().unwrap();
+}

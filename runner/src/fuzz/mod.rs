@@ -88,7 +88,7 @@ pub struct FuzzArgs {
     pub cases: Option<u64>,
 
     /// Check cases for this many seconds (the batch in flight finishes).
-    #[arg(long, value_name = "S", conflicts_with = "replay")]
+    #[arg(long, value_name = "S", conflicts_with = "replay", value_parser = crate::cli::seconds)]
     pub seconds: Option<u64>,
 
     /// The first case number (`--start K --cases 1` regenerates case K alone).
@@ -109,7 +109,7 @@ pub struct FuzzArgs {
         long,
         value_name = "SECS",
         default_value_t = crate::cli::DEFAULT_ADAPTER_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = crate::cli::seconds
     )]
     pub adapter_timeout: u64,
 }
@@ -259,6 +259,7 @@ impl Totals {
 }
 
 fn stderr_line(text: &str) {
+    let text = crate::report::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance fuzz: {text}");
 }
 
@@ -477,7 +478,10 @@ fn print_finding(f: &Finding, target: &str) -> Result<(), StopReason> {
         ("generator".to_owned(), Json::Int(i64::from(gen::GENERATOR))),
         ("case".to_owned(), int(g.case)),
         ("target".to_owned(), Json::str(target)),
-        ("finding".to_owned(), Json::str(&f.message)),
+        (
+            "finding".to_owned(),
+            Json::str(crate::report::redact::redact_secrets(&f.message)),
+        ),
         ("expected".to_owned(), Json::from_serde(&f.expected)),
         ("actual".to_owned(), Json::from_serde(&f.actual)),
         ("family".to_owned(), Json::str(g.family.as_str())),

@@ -1,76 +1,222 @@
-//! Removes passwords from anything that may hold a DSN before it reaches a report or stderr.
+//! The one door every text passes through before it reaches stderr, stdout or a report:
+//! [`redact_secrets`] masks the passwords of the run, whatever their form.
 //!
-//! Handles both DSN spellings: URLs (`postgres://user:secret@host/db` → `user:***@`) and
-//! libpq key=value strings or URL query parameters (`password=secret` → `password=***`, quoted
-//! values included). Applied to every argv element recorded in a report.
+//! Two layers, because neither is enough alone:
+//! * **Known secrets.** Every password the run knows (written in an argument, `DATABASE_URL`,
+//!   `AWA_CONFORMANCE_DSN`, `PGPASSWORD`, or resolved by the DSN parser from a service or
+//!   password file) is [`remember`]ed once, and every occurrence of it is masked, in any
+//!   context: a producer that prints `$PGPASSWORD` alone, or a clap usage error quoting an
+//!   argument, shows `***`.
+//! * **Password-shaped text.** Whatever the run knows, the password part of
+//!   `scheme://user:password@host` (any scheme), of a scheme-less `user:password@host`, and
+//!   the value of `password=...` (libpq key=value strings and URL query parameters, quoted
+//!   values included) are masked.
+//!
+//! Callers: the command line's errors and usage errors (`lib.rs`), the run's warnings and
+//! errors, libtest's output on its way to stdout ([`crate::console`]), every recorded case
+//! result and run error ([`crate::outcome`], hence the JSON, JUnit and Markdown reports and
+//! the baseline), a child's captured stderr ([`crate::child::StderrTail`]), the argv of a
+//! report, and every database error ([`crate::pg::Dsn::scrub`]).
+
+use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 /// The text that replaces a secret.
 const MASK: &str = "***";
 
-/// `text` with every DSN password replaced by `***`.
+/// The passwords this process knows, longest first (a secret holding another is masked whole).
+static KNOWN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// `text` with every known secret and every password-shaped part replaced by `***`.
 pub fn redact_secrets(text: &str) -> String {
-    redact_key_values(&redact_url_userinfo(text))
+    let known = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut out = text.to_owned();
+    for secret in known.iter() {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), MASK);
+        }
+    }
+    drop(known);
+    mask_spans(&out, &password_spans(&out))
 }
 
-/// Replace the password of every `scheme://user:password@host` in `text`.
-fn redact_url_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find("://") {
-        let (head, tail) = rest.split_at(pos + 3);
-        out.push_str(head);
-        // The authority ends at the first '/', '?', '#' or whitespace.
-        let end = tail
-            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace())
-            .unwrap_or(tail.len());
-        let (authority, after) = tail.split_at(end);
-        match authority.rfind('@') {
-            Some(at) => {
-                let (userinfo, host) = authority.split_at(at);
-                match userinfo.find(':') {
-                    Some(colon) => {
-                        let (user, _password) = userinfo.split_at(colon);
-                        out.push_str(user);
-                        out.push(':');
-                        out.push_str(MASK);
-                    }
-                    None => out.push_str(userinfo),
-                }
-                out.push_str(host);
+/// Every string (and object key) inside `value` through [`redact_secrets`].
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            let masked = redact_secrets(s);
+            if masked != *s {
+                *s = masked;
             }
-            None => out.push_str(authority),
         }
-        rest = after;
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::Object(map) => {
+            let masked: serde_json::Map<String, Value> = std::mem::take(map)
+                .into_iter()
+                .map(|(k, mut v)| {
+                    redact_json(&mut v);
+                    (redact_secrets(&k), v)
+                })
+                .collect();
+            *map = masked;
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
-    out.push_str(rest);
+}
+
+/// Mask `secret` wherever it appears from now on (an empty one is ignored).
+pub fn remember(secret: &str) {
+    if secret.is_empty() || secret == MASK {
+        return;
+    }
+    let mut known = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    if !known.iter().any(|k| k == secret) {
+        known.push(secret.to_owned());
+        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    }
+}
+
+/// [`remember`] every password written in `text` (a DSN, an argument, an environment value):
+/// as written and as a server would read it (percent-decoded, or unquoted).
+pub fn remember_in(text: &str) {
+    for span in password_spans(text) {
+        let Some(raw) = text.get(span) else { continue };
+        remember(raw);
+        remember(&percent_decoded(raw));
+        if let Some(quoted) = raw.strip_prefix('\'') {
+            let inner = quoted.strip_suffix('\'').unwrap_or(quoted);
+            remember(&inner.replace("\\'", "'").replace("\\\\", "\\"));
+        }
+    }
+}
+
+/// [`remember`] the secrets of a run started with `argv` in the environment `env` (name,
+/// value pairs): every password in an argument (`--dsn`, `--producer-dsn`, a DSN given by
+/// mistake as the filter), in `DATABASE_URL` and `AWA_CONFORMANCE_DSN`, and `PGPASSWORD`.
+pub fn remember_run_secrets<'a>(
+    argv: &[String],
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+) {
+    for arg in argv {
+        remember_in(arg);
+    }
+    for (key, value) in env {
+        match key {
+            "PGPASSWORD" => remember(value),
+            "DATABASE_URL" | "AWA_CONFORMANCE_DSN" => remember_in(value),
+            _ => {}
+        }
+    }
+}
+
+/// `text` with `spans` (sorted, possibly overlapping) replaced by the mask.
+fn mask_spans(text: &str, spans: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for span in spans {
+        if span.end <= copied {
+            continue;
+        }
+        let start = span.start.max(copied);
+        out.push_str(text.get(copied..start).unwrap_or(""));
+        out.push_str(MASK);
+        copied = span.end;
+    }
+    out.push_str(text.get(copied..).unwrap_or(""));
     out
 }
 
-/// Replace the value of every `password=` (case-insensitive) in `text`.
-fn redact_key_values(text: &str) -> String {
+/// The byte ranges of `text` that are passwords by their shape, sorted by start.
+fn password_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = url_password_spans(text);
+    spans.extend(bare_userinfo_spans(text));
+    spans.extend(key_value_spans(text));
+    spans.retain(|s| !s.is_empty());
+    spans.sort_by_key(|s| (s.start, s.end));
+    spans
+}
+
+/// Characters that end a URL's authority or a scheme-less `user:password@host` token in
+/// running text (quotes and brackets: an argument echoed as `'…'` or `(…)`).
+fn ends_token(c: char) -> bool {
+    c.is_whitespace() || "'\"`()<>[]{}".contains(c)
+}
+
+/// The password of every `scheme://user:password@host` in `text`, whatever the scheme.
+fn url_password_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|t| t.find("://")) {
+        let start = from + found + 3;
+        let tail = text.get(start..).unwrap_or("");
+        // The authority ends at the first '/', '?', '#' or end of the token.
+        let end = tail
+            .find(|c: char| c == '/' || c == '?' || c == '#' || ends_token(c))
+            .unwrap_or(tail.len());
+        let authority = tail.get(..end).unwrap_or("");
+        if let Some(at) = authority.rfind('@') {
+            if let Some(colon) = authority.get(..at).and_then(|u| u.find(':')) {
+                spans.push(start + colon + 1..start + at);
+            }
+        }
+        from = start + end;
+    }
+    spans
+}
+
+/// The password of every scheme-less `user:password@host` token (`alice:pw@db/app`, as
+/// given by mistake to `--dsn` or as a filter). A token holding `://` is a URL, handled by
+/// [`url_password_spans`].
+fn bare_userinfo_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    let ends = text
+        .char_indices()
+        .filter(|&(_, c)| ends_token(c))
+        .map(|(i, c)| (i, i + c.len_utf8()))
+        .chain(std::iter::once((text.len(), text.len())));
+    for (end, next) in ends {
+        let token = text.get(start..end).unwrap_or("");
+        let token_start = start;
+        start = next;
+        if token.contains("://") {
+            continue;
+        }
+        let Some(at) = token.rfind('@') else { continue };
+        if let Some(colon) = token.get(..at).and_then(|u| u.find(':')) {
+            spans.push(token_start + colon + 1..token_start + at);
+        }
+    }
+    spans
+}
+
+/// The value of every `password=` (case-insensitive) in `text`.
+fn key_value_spans(text: &str) -> Vec<Range<usize>> {
     const KEY: &str = "password";
     let lower = text.to_ascii_lowercase();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
+    let mut spans = Vec::new();
     let mut search = 0;
     while let Some(found) = lower.get(search..).and_then(|s| s.find(KEY)) {
         let key_start = search + found;
         let mut cursor = key_start + KEY.len();
+        search = cursor;
         // Only the key `password` itself, never the tail of another name (`old_password=`,
         // `mypassword=`): the key starts the text or follows a separator of a DSN or argv.
-        let whole_key = lower
-            .get(..key_start)
-            .and_then(|before| before.chars().next_back())
+        // `PGPASSWORD=` (an environment dump) counts as the key too.
+        let before = lower.get(..key_start).unwrap_or("");
+        let before = before.strip_suffix("pg").unwrap_or(before);
+        let whole_key = before
+            .chars()
+            .next_back()
             .is_none_or(|c| c.is_whitespace() || "?&;,='\"(".contains(c));
         if !whole_key {
-            search = cursor;
             continue;
         }
         // Allow `password = value` as libpq does.
         let after_key = lower.get(cursor..).unwrap_or("");
         let spaces = after_key.len() - after_key.trim_start().len();
         if !after_key.trim_start().starts_with('=') {
-            search = cursor;
             continue;
         }
         cursor += spaces + 1;
@@ -97,18 +243,40 @@ fn redact_key_values(text: &str) -> String {
                 .find(|c: char| c.is_whitespace() || c == '&' || c == ';' || c == '"')
                 .unwrap_or(value.len())
         };
-        out.push_str(text.get(copied..value_start).unwrap_or(""));
-        out.push_str(MASK);
-        copied = value_start + value_len;
-        search = copied;
+        spans.push(value_start..value_start + value_len);
+        search = value_start + value_len;
     }
-    out.push_str(text.get(copied..).unwrap_or(""));
-    out
+    spans
+}
+
+/// `text` with `%XX` escapes decoded (as a URL's userinfo means them); invalid escapes and
+/// non-UTF-8 results leave the text as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b, hex) {
+            (b'%', Some(decoded)) => {
+                out.push(decoded);
+                i += 3;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::redact_secrets;
+    use super::{redact_secrets, remember, remember_in, remember_run_secrets};
 
     #[test]
     fn url_passwords_are_masked() {
@@ -163,6 +331,55 @@ mod tests {
         assert_eq!(
             redact_secrets("--dsn=password=gone host=db"),
             "--dsn=password=*** host=db"
+        );
+    }
+
+    #[test]
+    fn any_scheme_and_no_scheme_are_masked() {
+        assert_eq!(
+            redact_secrets("invalid DSN: \"mysql://alice:hunter2@db/x\""),
+            "invalid DSN: \"mysql://alice:***@db/x\""
+        );
+        assert_eq!(
+            redact_secrets("missing \"=\" after \"alice:hunter2@db/x\" (use key=value pairs)"),
+            "missing \"=\" after \"alice:***@db/x\" (use key=value pairs)"
+        );
+        assert_eq!(
+            redact_secrets("error: invalid value 'alice:pw@db' for '--case-timeout <SECS>'"),
+            "error: invalid value 'alice:***@db' for '--case-timeout <SECS>'"
+        );
+        assert_eq!(redact_secrets("--dsn=alice:pw@db"), "--dsn=alice:***@db");
+        // No colon before the '@': no password (an e-mail address, `user@host`).
+        assert_eq!(redact_secrets("alice@db and a@b.c"), "alice@db and a@b.c");
+        assert_eq!(
+            redact_secrets("sql::unique_key::uk-1"),
+            "sql::unique_key::uk-1"
+        );
+        assert_eq!(
+            redact_secrets("PGPASSWORD=hunter2 PGUSER=u"),
+            "PGPASSWORD=*** PGUSER=u"
+        );
+    }
+
+    #[test]
+    fn remembered_secrets_are_masked_in_any_context() {
+        remember("pgpassword-Zq81");
+        assert_eq!(redact_secrets("my env: pgpassword-Zq81\n"), "my env: ***\n");
+        // Written in a DSN: remembered as written and as decoded.
+        remember_in("postgres://u:p%40ss-Zq82@h/db password='q\\'t-Zq83'");
+        assert_eq!(redact_secrets("p@ss-Zq82 p%40ss-Zq82"), "*** ***");
+        assert_eq!(redact_secrets("value q't-Zq83"), "value ***");
+        remember_run_secrets(
+            &[
+                "awa-conformance".to_owned(),
+                "--dsn".to_owned(),
+                "a:argv-Zq84@h".to_owned(),
+            ],
+            [("PGPASSWORD", "env-Zq85"), ("HOME", "/home/me")],
+        );
+        assert_eq!(
+            redact_secrets("argv-Zq84 env-Zq85 /home/me"),
+            "*** *** /home/me"
         );
     }
 }

@@ -55,14 +55,17 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
     report::finish(&plan, args, argv, outcome, stopped)
 }
 
-/// One `awa-conformance: warning: …` line on stderr (stdout may carry libtest's JSON).
+/// One `awa-conformance: warning: …` line on stderr (stdout may carry libtest's JSON),
+/// masked ([`crate::report::redact`]).
 fn warn(text: &str) {
     use std::io::Write;
+    let text = crate::report::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: warning: {text}");
 }
 
-/// One `awa-conformance: error: …` line on stderr.
+/// One `awa-conformance: error: …` line on stderr, masked.
 fn report_error(text: &str) {
     use std::io::Write;
+    let text = crate::report::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
 }

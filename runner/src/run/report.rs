@@ -45,7 +45,9 @@ pub(super) fn finish(
     let mut conclusion = judge(&cases, &run_errors, ran.libtest_failed);
     if let Some(e) = &error {
         conclusion = Conclusion::Failed(e.exit_code());
-    } else if conclusion == Conclusion::Conformant {
+    } else if conclusion == Conclusion::Conformant && stopped.is_none() {
+        // A stopped run did not check the rest because it was stopped, not for want of a
+        // database: "nothing was checked" would name the wrong cause (the stop is reported).
         if let Some((needs_database, message)) = nothing_checked(&cases, lt) {
             conclusion = Conclusion::NothingChecked { needs_database };
             report_error(&message);

@@ -256,6 +256,12 @@ doc_examples() {
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/docs
 }
 
+# The runner's JUnit and JSON reports of a run failing every vector with hostile values, read by
+# junitparser, ElementTree and the report's JSON Schema (tests/reports).
+reports_consumers() {
+    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/reports
+}
+
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
@@ -274,6 +280,7 @@ step "python example adapter"    python_adapter
 step "fuzz (seeded, short)"      fuzz_smoke
 step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
+step "reports read by consumers" reports_consumers
 step "example producers"        example_producers
 step "documented examples"       doc_examples
 step "build awa-rs producer"     awa_rs_producer

@@ -235,6 +235,22 @@ pub(crate) fn _check_producer(
     markdown: Option<std::path::PathBuf>,
     producer_name: String,
 ) -> PyResult<ProducerReport> {
+    // The reports are checked before the run, like the CLI's: a bad path must not cost it.
+    let report_options = report::OptionNames {
+        json: "json=",
+        junit: "junit=",
+        markdown: "markdown=",
+    };
+    let targets = report::Targets {
+        json: json.as_deref(),
+        junit: junit.as_deref(),
+        markdown: markdown.as_deref(),
+        names: report_options,
+        others: Vec::new(),
+    };
+    targets
+        .check()
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let timeout = Duration::try_from_secs_f64(timeout)
         .ok()
         .filter(|t| !t.is_zero())
@@ -259,7 +275,7 @@ pub(crate) fn _check_producer(
         format!("insert={producer_name}"),
     ];
     let producer = Box::new(PyProducer::new(call, producer_name));
-    let report = py
+    let mut report = py
         .detach(move || {
             check_dsn(
                 &dsn,
@@ -275,13 +291,11 @@ pub(crate) fn _check_producer(
             Error::ExpectedFailures { .. } => PyValueError::new_err(e.to_string()),
             other => PyRuntimeError::new_err(other.to_string()),
         })?;
-    let targets = report::Targets {
-        json: json.as_deref(),
-        junit: junit.as_deref(),
-        markdown: markdown.as_deref(),
-    };
-    report
-        .write_all(&targets)
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    // Every report is written even when one fails; then the error names each that failed.
+    let unwritten = report.write_all(&targets);
+    if !unwritten.is_empty() {
+        let messages: Vec<String> = unwritten.iter().map(ToString::to_string).collect();
+        return Err(PyRuntimeError::new_err(messages.join("; ")));
+    }
     Ok(ProducerReport { report })
 }

@@ -10,12 +10,16 @@
 //! unchanged but for passwords, masked ([`crate::report::redact`]). When the destination
 //! cannot be written any more the copy keeps draining the pipe, so libtest never blocks or
 //! panics, and the run is told once to stop.
+//!
+//! Once [`Console::finish`] returned (or the console was dropped) nothing more reaches the
+//! destination, even from a trial that is still printing: what the run prints next on stdout
+//! (the `--markdown -` summary) then comes out whole, after the trial lines.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::error::Error;
@@ -36,6 +40,22 @@ pub struct Console {
     logfile: String,
     write_end: Option<OwnedFd>,
     done: mpsc::Receiver<()>,
+    gate: Arc<Gate>,
+}
+
+/// Whether the copy may still write, held while it writes a line: closing it waits for the
+/// line in flight, and no line is written after it.
+#[derive(Debug)]
+struct Gate(Mutex<bool>);
+
+impl Gate {
+    fn open() -> Self {
+        Self(Mutex::new(true))
+    }
+
+    fn close(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = false;
+    }
 }
 
 /// Write `text` to stdout for a one-shot command (a list, a Markdown report, a subcommand's
@@ -45,16 +65,24 @@ pub struct Console {
 /// # Errors
 /// [`Error::Io`] for any other write error.
 pub fn print(text: &str, action: &'static str) -> Result<(), Error> {
+    print_io(text).map_err(|source| Error::Io {
+        action,
+        path: PathBuf::from("stdout"),
+        source,
+    })
+}
+
+/// [`print`] with the OS error as it is (a closed pipe still counts as written).
+///
+/// # Errors
+/// Any write error but a closed pipe.
+pub fn print_io(text: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
-            action,
-            path: PathBuf::from("stdout"),
-            source: e,
-        }),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
         _ => Ok(()),
     }
 }
@@ -83,10 +111,12 @@ impl Console {
         };
         let (done_tx, done) = mpsc::channel();
         let reader = BufReader::new(File::from(read_end));
+        let gate = Arc::new(Gate::open());
+        let copy_gate = Arc::clone(&gate);
         std::thread::Builder::new()
             .name("awa-console".into())
             .spawn(move || {
-                copy(reader, &mut out, &ctx, &on_closed);
+                copy(reader, &mut out, &ctx, &on_closed, &copy_gate);
                 let _ = done_tx.send(());
             })
             .map_err(|e| harness(format!("cannot start the output thread: {e}")))?;
@@ -95,6 +125,7 @@ impl Console {
             logfile: format!("/dev/fd/{}", write_end.as_raw_fd()),
             write_end: Some(write_end),
             done,
+            gate,
         })
     }
 
@@ -105,15 +136,30 @@ impl Console {
     }
 
     /// After libtest returned: close the pipe and wait (at most `limit`) until everything it
-    /// wrote reached the sink.
-    pub fn finish(mut self, limit: Duration) {
+    /// wrote reached the sink; then stop copying. Returns whether everything was copied.
+    pub fn finish(mut self, limit: Duration) -> bool {
         drop(self.write_end.take());
-        let _ = self.done.recv_timeout(limit);
+        let drained = self.done.recv_timeout(limit).is_ok();
+        self.gate.close();
+        drained
+    }
+}
+
+impl Drop for Console {
+    /// A console given up on (the trials were abandoned) writes nothing more.
+    fn drop(&mut self) {
+        self.gate.close();
     }
 }
 
 /// Copy lines until the pipe closes; after a failed write, drain without writing.
-fn copy(mut reader: impl BufRead, out: &mut dyn Write, ctx: &RunContext, on_closed: &dyn Fn()) {
+fn copy(
+    mut reader: impl BufRead,
+    out: &mut dyn Write,
+    ctx: &RunContext,
+    on_closed: &dyn Fn(),
+    gate: &Gate,
+) {
     let mut open = true;
     let mut line = Vec::new();
     loop {
@@ -126,6 +172,12 @@ fn copy(mut reader: impl BufRead, out: &mut dyn Write, ctx: &RunContext, on_clos
             continue;
         }
         let text = rewrite(&line, |name| ctx.is_expected_failure(name));
+        let may_write = gate.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if !*may_write {
+            // The run has moved on (finish or drop): drain only.
+            open = false;
+            continue;
+        }
         // The failure texts may quote what a producer or the server said: masked here, on
         // the way out, so nothing libtest prints can show a password.
         let masked = mask(text.as_deref().unwrap_or(&line));
@@ -232,10 +284,47 @@ mod tests {
         let input = "a\nb\nc\nd\n".as_bytes();
         let mut reader = BufReader::new(input);
         let calls = std::sync::atomic::AtomicUsize::new(0);
-        copy(&mut reader, &mut ClosesAfterOne(0), &ctx, &|| {
-            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        });
+        copy(
+            &mut reader,
+            &mut ClosesAfterOne(0),
+            &ctx,
+            &|| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            },
+            &Gate::open(),
+        );
         assert_eq!(calls.into_inner(), 1);
+        assert!(reader.fill_buf().unwrap().is_empty(), "not drained");
+    }
+
+    /// Serves one line per read and closes the gate before serving the second, as
+    /// [`Console::finish`] does while a trial that outlived the run is still printing.
+    struct FinishedAfterOne<'a> {
+        lines: Vec<&'static [u8]>,
+        gate: &'a Gate,
+    }
+    impl std::io::Read for FinishedAfterOne<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.lines.len() == 1 {
+                self.gate.close();
+            }
+            let Some(line) = self.lines.pop() else {
+                return Ok(0);
+            };
+            buf[..line.len()].copy_from_slice(line);
+            Ok(line.len())
+        }
+    }
+
+    #[test]
+    fn nothing_reaches_the_sink_after_the_console_finished() {
+        let ctx = RunContext::new(crate::expected::ExpectedFailures::default());
+        let gate = Gate::open();
+        let lines: Vec<&'static [u8]> = vec![b"test late ... ok\n", b"test a ... ok\n"];
+        let mut reader = BufReader::new(FinishedAfterOne { lines, gate: &gate });
+        let mut out = Vec::new();
+        copy(&mut reader, &mut out, &ctx, &|| {}, &gate);
+        assert_eq!(String::from_utf8(out).unwrap(), "test a ... ok\n");
         assert!(reader.fill_buf().unwrap().is_empty(), "not drained");
     }
 }

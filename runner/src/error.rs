@@ -67,6 +67,17 @@ pub enum Error {
         source: Source,
     },
 
+    /// A requested report could not be written (the other reports still are).
+    #[error("{option} {path}: the report was not written: {source}")]
+    ReportNotWritten {
+        /// The option (or keyword) that asked for it: `--junit`, `junit=`.
+        option: &'static str,
+        /// The file (`-` for stdout).
+        path: PathBuf,
+        /// The OS error (or, wrapped, why the report could not be rendered).
+        source: std::io::Error,
+    },
+
     /// Reading or writing a file the user named failed.
     #[error("{action} {path}: {source}")]
     Io {
@@ -146,7 +157,9 @@ impl Error {
                 exit::VECTORS_INVALID
             }
             Error::Connect { .. } => exit::DATABASE_UNAVAILABLE,
-            Error::Harness { .. } | Error::Io { .. } => exit::HARNESS,
+            Error::Harness { .. } | Error::Io { .. } | Error::ReportNotWritten { .. } => {
+                exit::HARNESS
+            }
         }
     }
 }

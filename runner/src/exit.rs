@@ -18,8 +18,10 @@ pub const NONCONFORMANT: u8 = 1;
 pub const VECTORS_INVALID: u8 = 2;
 /// Usage error: bad command line (clap's own usage errors are mapped here from its 2), a
 /// bad expected-failures file (unreadable, not JSON, wrong version, an entry without
-/// `id`/`reason`, an ID that names no trial), a filter that selects no case, or a selection
-/// whose every case turned out not applicable (nothing was checked).
+/// `id`/`reason`, an ID that names no trial), a report path that cannot be written or that
+/// names the same file as another report (checked before any case runs), a filter that
+/// selects no case, or a selection whose every case turned out not applicable (nothing was
+/// checked).
 pub const USAGE: u8 = 3;
 /// Cannot connect to PostgreSQL, database setup (embedded cluster, schema install) failed, the
 /// database cannot host a run (read-only, missing privileges, too few connections), or there
@@ -29,7 +31,8 @@ pub const DATABASE_UNAVAILABLE: u8 = 4;
 /// The contract schema is missing or wrong: no `insert_job`, wrong signature, or a
 /// contract version this kit does not test.
 pub const SCHEMA_INVALID: u8 = 5;
-/// Harness error: connection lost mid-run, adapter crashed, a report could not be written.
+/// Harness error: connection lost mid-run, adapter crashed, a report could not be written
+/// (the other reports still are, and the JSON report, written last, says 6).
 pub const HARNESS: u8 = 6;
 
 /// The run was stopped by SIGINT (Ctrl-C): cases in flight finished, the rest did not run,
@@ -47,7 +50,8 @@ Exit codes:
     0  all selected cases passed (listed expected failures may still fail)
     1  nonconformant: a case failed, or a listed expected failure passed
     2  vector set invalid or tampered (schema, manifest hash, parse, regenerate --check)
-    3  usage error: bad arguments, a bad expected-failures file, or a filter
+    3  usage error: bad arguments, a bad expected-failures file, a report path
+         that cannot be written or names another report's file, or a filter
          that selects nothing / a selection that checks nothing
     4  cannot connect to PostgreSQL, database setup failed, or no database
          while one is required (--require-db, AWA_REQUIRE_DB=1) or needed

@@ -12,7 +12,7 @@ pub mod redact;
 pub mod shorten;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -169,8 +169,26 @@ pub struct Report {
     pub cases: Vec<CaseResult>,
 }
 
+/// How the caller names the report options in its messages.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionNames {
+    /// The JSON report's option.
+    pub json: &'static str,
+    /// The JUnit report's option.
+    pub junit: &'static str,
+    /// The Markdown summary's option.
+    pub markdown: &'static str,
+}
+
+/// The runner's command-line options.
+pub const CLI_OPTIONS: OptionNames = OptionNames {
+    json: "--report-json",
+    junit: "--junit",
+    markdown: "--markdown",
+};
+
 /// Where to write which report.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Targets<'a> {
     /// `--report-json`.
     pub json: Option<&'a Path>,
@@ -178,6 +196,132 @@ pub struct Targets<'a> {
     pub junit: Option<&'a Path>,
     /// `--markdown` (`-` = stdout).
     pub markdown: Option<&'a Path>,
+    /// How messages name the three options.
+    pub names: OptionNames,
+    /// Other files the run writes (`--write-baseline`, `--logfile`), with their options:
+    /// [`Targets::check`] checks them with the reports.
+    pub others: Vec<(&'static str, &'a Path)>,
+}
+
+impl Default for Targets<'_> {
+    fn default() -> Self {
+        Self {
+            json: None,
+            junit: None,
+            markdown: None,
+            names: CLI_OPTIONS,
+            others: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Targets<'a> {
+    /// Every file to write, with its option (`--markdown -`, stdout, is not a file).
+    fn files(&self) -> Vec<(&'static str, &'a Path)> {
+        let markdown = self.markdown.filter(|p| *p != Path::new("-"));
+        [
+            (self.names.json, self.json),
+            (self.names.junit, self.junit),
+            (self.names.markdown, markdown),
+        ]
+        .into_iter()
+        .filter_map(|(option, path)| Some((option, path?)))
+        .chain(self.others.iter().copied())
+        .collect()
+    }
+
+    /// Check, before anything runs, that every report can be written and that no two name
+    /// the same file (compared canonicalised, and by device and inode, so `./r.json`, a
+    /// symlink to it and a hard link all count as the same): a report that cannot be written
+    /// must not cost a whole run, nor be found out only after the verdict was printed.
+    /// Nothing is left behind: an existing file is opened for appending (not truncated), a
+    /// new one is created and removed again.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming the option, the path and the fix.
+    pub fn check(&self) -> Result<(), Error> {
+        let mut seen: Vec<(&'static str, &Path, Identity)> = Vec::new();
+        for (option, path) in self.files() {
+            let identity = probe(option, path)?;
+            if let Some((other, other_path, _)) = seen.iter().find(|(_, _, i)| i.same(&identity)) {
+                return Err(Error::Usage(format!(
+                    "{other} {} and {option} {} are the same file ({}): one would overwrite the \
+                     other; give each its own path",
+                    other_path.display(),
+                    path.display(),
+                    identity.canonical.display()
+                )));
+            }
+            seen.push((option, path, identity));
+        }
+        Ok(())
+    }
+}
+
+/// What makes two paths the same file.
+struct Identity {
+    /// The absolute path with every symlink resolved (of the parent, for a new file).
+    canonical: PathBuf,
+    /// Device and inode of an existing file (hard links share them).
+    inode: Option<(u64, u64)>,
+}
+
+impl Identity {
+    fn same(&self, other: &Identity) -> bool {
+        self.canonical == other.canonical || (self.inode.is_some() && self.inode == other.inode)
+    }
+}
+
+/// Whether `path` can be written (see [`Targets::check`]), and its identity.
+fn probe(option: &'static str, path: &Path) -> Result<Identity, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let usage = |what: String| Error::Usage(format!("{option} {}: {what}", path.display()));
+    if path.as_os_str().is_empty() {
+        return Err(Error::Usage(format!("{option} is empty: give a file path")));
+    }
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(usage(
+            "is a directory; give a file path inside it".to_owned(),
+        )),
+        Ok(meta) => {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| usage(format!("cannot be written ({e}); give a writable path")))?;
+            Ok(Identity {
+                // A pipe behind /dev/stdout has no path to resolve to: compare it as given.
+                canonical: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()),
+                inode: Some((meta.dev(), meta.ino())),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(usage(format!(
+                    "directory {} does not exist; create it first or give another path",
+                    parent.display()
+                )));
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| usage(format!("cannot be created ({e}); give a writable path")))?;
+            // The probe is removed: a run that stops before its reports leaves nothing.
+            let _ = std::fs::remove_file(path);
+            let canonical = std::fs::canonicalize(parent)
+                .unwrap_or_else(|_| parent.to_owned())
+                .join(path.file_name().unwrap_or_default());
+            Ok(Identity {
+                canonical,
+                inode: None,
+            })
+        }
+        Err(e) => Err(usage(format!("cannot be read ({e}); give another path"))),
+    }
 }
 
 impl Report {
@@ -205,41 +349,78 @@ impl Report {
         line
     }
 
-    /// Write every requested report. The Markdown summary is appended to an existing file
-    /// (GitHub's `$GITHUB_STEP_SUMMARY` is shared by every step of a job).
-    pub fn write_all(&self, targets: &Targets<'_>) -> Result<(), Error> {
-        if let Some(path) = targets.json {
-            write_file(path, &json::render(self)?)?;
-        }
-        if let Some(path) = targets.junit {
-            write_file(path, &junit::render(self)?)?;
-        }
+    /// Write every requested report, each one even when another failed, and return the
+    /// failures (each naming its option and path). The Markdown summary is appended to an
+    /// existing file (GitHub's `$GITHUB_STEP_SUMMARY` is shared by every step of a job).
+    ///
+    /// A failed write is a harness error of the run ([`Report::record_unwritten`]), which the
+    /// reports written after it already show; the JSON report comes last, so its `exit_code`
+    /// is always the process's.
+    pub fn write_all(&mut self, targets: &Targets<'_>) -> Vec<Error> {
+        let names = targets.names;
+        let mut failed = Vec::new();
         if let Some(path) = targets.markdown {
             let text = markdown::render(self);
-            if path == Path::new("-") {
-                crate::console::print(&text, "cannot write Markdown to")?;
+            let written = if path == Path::new("-") {
+                crate::console::print_io(&text)
             } else {
-                append_file(path, &text)?;
-            }
+                append_file(path, &text)
+            };
+            self.settle(written, names.markdown, path, &mut failed);
         }
-        Ok(())
+        if let Some(path) = targets.junit {
+            let written = junit::render(self)
+                .map_err(std::io::Error::other)
+                .and_then(|text| std::fs::write(path, text));
+            self.settle(written, names.junit, path, &mut failed);
+        }
+        if let Some(path) = targets.json {
+            let written = json::render(self)
+                .map_err(std::io::Error::other)
+                .and_then(|text| std::fs::write(path, text));
+            self.settle(written, names.json, path, &mut failed);
+        }
+        failed
+    }
+
+    fn settle(
+        &mut self,
+        written: std::io::Result<()>,
+        option: &'static str,
+        path: &Path,
+        failed: &mut Vec<Error>,
+    ) {
+        if let Err(source) = written {
+            let e = Error::ReportNotWritten {
+                option,
+                path: path.to_owned(),
+                source,
+            };
+            self.record_unwritten(&e);
+            failed.push(e);
+        }
+    }
+
+    /// Record that an output of the run (a report, the baseline) was not written: a run
+    /// error, and exit 6 unless the run already ended with an error or was stopped (those
+    /// codes outrank it, see [`crate::exit`]).
+    pub fn record_unwritten(&mut self, error: &Error) {
+        self.run_errors.push(error.to_string());
+        if matches!(self.verdict, Verdict::Conformant | Verdict::Nonconformant) {
+            self.verdict = Verdict::Error;
+            self.exit_code = crate::exit::HARNESS;
+        }
     }
 }
 
 /// Append `text` to `path` (created if missing), starting on a line of its own.
-fn append_file(path: &Path, text: &str) -> Result<(), Error> {
+fn append_file(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::{Read, Seek, SeekFrom, Write};
-    let io = |source| Error::Io {
-        action: "cannot append the report to",
-        path: path.to_owned(),
-        source,
-    };
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
-        .open(path)
-        .map_err(io)?;
+        .open(path)?;
     // A blank line after earlier content (best effort: a pipe or device cannot seek).
     let mut last = [0u8; 1];
     let separator = match file
@@ -251,15 +432,6 @@ fn append_file(path: &Path, text: &str) -> Result<(), Error> {
         Err(_) => "",
     };
     file.write_all(format!("{separator}{text}").as_bytes())
-        .map_err(io)
-}
-
-fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|source| Error::Io {
-        action: "cannot write report",
-        path: path.to_owned(),
-        source,
-    })
 }
 
 /// Escape a value for a one-line Markdown table cell or list item.

@@ -225,16 +225,29 @@ fn run_trials(
         }
     };
     ctx.finish_progress();
+    // libtest has closed its end of the pipe: the wait is only for the copy to reach a slow
+    // reader of stdout. After it nothing more is copied, so the `--markdown -` summary that
+    // follows is never interleaved with trial lines.
+    let drained = |console: Console| {
+        if !console.finish(Duration::from_secs(60)) {
+            warn("the trial output did not reach stdout within 60s; the rest of it is not shown (the reports hold every case)");
+        }
+    };
     match done {
         Some(Ok(libtest_failed)) => {
-            console.finish(Duration::from_secs(5));
+            drained(console);
             Ok(Ran {
                 libtest_failed,
                 filtered_out,
             })
         }
-        Some(Err(panic)) => Err(Error::Harness { detail: panic }),
+        Some(Err(panic)) => {
+            drained(console);
+            Err(Error::Harness { detail: panic })
+        }
         None => {
+            // Abandoned trials may still print: the console (dropped here) stops copying.
+            drop(console);
             ctx.record_run_error(format!(
                 "cases still running {}s after the stop were abandoned",
                 grace.as_secs()

@@ -52,6 +52,8 @@ pub(super) fn plan(args: &RunArgs) -> Result<Planned, Error> {
     let started = Instant::now();
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     check_usage(args)?;
+    // A report that cannot be written is a usage error now, not a lost run later.
+    super::report::targets(args).check()?;
     let expected = match &args.expected_failures {
         Some(path) => ExpectedFailures::load(path)?,
         None => ExpectedFailures::default(),

@@ -61,8 +61,7 @@ pub(super) fn finish(
             reason.describe()
         ));
     }
-    let exit_code = conclusion.exit_code();
-    let report = build_report(
+    let mut report = build_report(
         ctx,
         &plan.set,
         plan.vectors_source.clone(),
@@ -77,42 +76,54 @@ pub(super) fn finish(
         run_errors,
         cases,
     );
+    // Every output is written even when another one fails; a failure is a harness error
+    // that the reports written after it show, and the JSON report comes last (write_all), so
+    // the exit code it states, the summary line's and the process's are the same number.
+    let mut unwritten = Vec::new();
     if let Some(path) = &args.write_baseline {
         if error.is_none() {
-            baseline::write_baseline(ctx.expected_failures(), path, &report.cases)?;
+            if let Err(e) = baseline::write_baseline(ctx.expected_failures(), path, &report.cases) {
+                report.record_unwritten(&e);
+                unwritten.push(e);
+            }
         }
     }
-    let written = report.write_all(&Targets {
-        json: args.report_json.as_deref(),
-        junit: args.junit.as_deref(),
-        markdown: args.markdown.as_deref(),
-    });
+    unwritten.extend(report.write_all(&targets(args)));
+    for failed in &unwritten {
+        report_error(&failed.to_string());
+    }
     // After an error before the trials the error line alone says it all.
     if lt.format != Some(FormatSetting::Json) && error.is_none() {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{}", report.summary_line());
     }
-    match (error, written) {
-        // The run's own error is the one to report; a failed report write comes second.
-        (Some(e), Err(w)) => {
-            report_error(&w.to_string());
-            if stopped.is_some() {
-                report_error(&e.to_string());
-                return Ok(exit_code);
-            }
-            Err(e)
-        }
-        (Some(e), Ok(())) if stopped.is_none() => Err(e),
-        (Some(e), Ok(())) => {
+    match error {
+        // main reports it and exits with its code, which the reports already state.
+        Some(e) if stopped.is_none() => Err(e),
+        Some(e) => {
             report_error(&e.to_string());
-            Ok(exit_code)
+            Ok(report.exit_code)
         }
-        (None, Err(w)) if stopped.is_some() => {
-            report_error(&w.to_string());
-            Ok(exit_code)
-        }
-        (None, Err(w)) => Err(w),
-        (None, Ok(())) => Ok(exit_code),
+        None => Ok(report.exit_code),
+    }
+}
+
+/// The files a run writes, checked up front ([`Targets::check`], from the plan) and then
+/// written by [`finish`].
+pub(super) fn targets(args: &RunArgs) -> Targets<'_> {
+    let mut others = Vec::new();
+    if let Some(path) = &args.write_baseline {
+        others.push(("--write-baseline", path.as_path()));
+    }
+    if let Some(path) = &args.libtest.logfile {
+        others.push(("--logfile", std::path::Path::new(path.as_str())));
+    }
+    Targets {
+        json: args.report_json.as_deref(),
+        junit: args.junit.as_deref(),
+        markdown: args.markdown.as_deref(),
+        names: crate::report::CLI_OPTIONS,
+        others,
     }
 }
 

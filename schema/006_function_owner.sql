@@ -14,12 +14,17 @@
 -- (often a superuser). Its name is the producer role's with a trailing `_producer` replaced by
 -- `_owner` (else `_owner` appended), cut to 63 bytes: `awa_producer` -> `awa_owner`.
 -- Install-time dynamic SQL only (the name is derived here); the contract functions have none.
--- A non-superuser installer becomes a member of the owner role, which ALTER ... OWNER needs;
--- the owner itself is a member of no role.
+-- A non-superuser installer (the database owner with CREATEROLE) becomes a member of the owner
+-- role, which ALTER ... OWNER needs (on PostgreSQL 16+ with the SET option, which a CREATEROLE
+-- creator does not get by default); the owner itself is a member of no role. ALTER ... OWNER
+-- also requires the new owner to hold CREATE on the schema (superusers skip that check), so the
+-- owner gets CREATE for the three statements only and loses it again before the block ends:
+-- after the install it holds exactly what a superuser's install gives it.
 DO $install$
 DECLARE
-    v_producer text := (pg_catalog.parse_ident('@producer_role@'))[1];
-    v_owner    text;
+    v_producer   text := (pg_catalog.parse_ident('@producer_role@'))[1];
+    v_owner      text;
+    v_had_create boolean;
 BEGIN
     v_owner := pg_catalog.left(
         pg_catalog.regexp_replace(v_producer, '_producer$', '') || '_owner', 63);
@@ -34,7 +39,13 @@ BEGIN
                 NULL;
         END;
     END IF;
-    IF NOT pg_catalog.pg_has_role(current_user, v_owner, 'MEMBER') THEN
+    -- 16+ splits membership into INHERIT and SET: MEMBER alone does not allow ALTER ... OWNER.
+    -- The option syntax is 16+ only, hence dynamic SQL chosen by version.
+    IF pg_catalog.current_setting('server_version_num')::integer >= 160000 THEN
+        IF NOT pg_catalog.pg_has_role(current_user, v_owner, 'SET') THEN
+            EXECUTE pg_catalog.format('GRANT %I TO %I WITH SET TRUE', v_owner, current_user);
+        END IF;
+    ELSIF NOT pg_catalog.pg_has_role(current_user, v_owner, 'MEMBER') THEN
         EXECUTE pg_catalog.format('GRANT %I TO %I', v_owner, current_user);
     END IF;
     EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA @schema@ TO %I', v_owner);
@@ -43,11 +54,19 @@ BEGIN
     EXECUTE pg_catalog.format(
         'GRANT USAGE ON SEQUENCE @schema@.contract_jobs_id_seq TO %I', v_owner);
     EXECUTE pg_catalog.format('GRANT INSERT ON @schema@.job_unique_claims TO %I', v_owner);
+    v_had_create := pg_catalog.has_schema_privilege(
+        v_owner, '@schema@'::pg_catalog.regnamespace::pg_catalog.oid, 'CREATE');
+    IF NOT v_had_create THEN
+        EXECUTE pg_catalog.format('GRANT CREATE ON SCHEMA @schema@ TO %I', v_owner);
+    END IF;
     EXECUTE pg_catalog.format(
         'ALTER FUNCTION @schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz, '
         'jsonb, text[], bytea, bit varying, bytea, bytea, jsonb) OWNER TO %I', v_owner);
     EXECUTE pg_catalog.format('ALTER FUNCTION @schema@.job_routing(bigint) OWNER TO %I', v_owner);
     EXECUTE pg_catalog.format(
         'ALTER FUNCTION @schema@.queue_enqueue_shards(text) OWNER TO %I', v_owner);
+    IF NOT v_had_create THEN
+        EXECUTE pg_catalog.format('REVOKE CREATE ON SCHEMA @schema@ FROM %I', v_owner);
+    END IF;
 END
 $install$;

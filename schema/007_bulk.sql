@@ -314,16 +314,27 @@ GRANT INSERT (batch_id, row_no, kind, queue, args, priority, max_attempts, run_a
 GRANT EXECUTE ON FUNCTION @schema@.publish_batch(uuid) TO @producer_role@;
 
 -- The bounded owner of 006 owns the two new definer functions and holds what they need:
--- SELECT and DELETE on the staging table (claims are only inserted, as by insert_job).
+-- SELECT and DELETE on the staging table (claims are only inserted, as by insert_job). As in
+-- 006, ALTER ... OWNER needs the new owner to hold CREATE on the schema when a non-superuser
+-- installs: granted for the two statements only.
 DO $install$
 DECLARE
     v_owner text := pg_catalog.left(pg_catalog.regexp_replace(
         (pg_catalog.parse_ident('@producer_role@'))[1], '_producer$', '') || '_owner', 63);
+    v_had_create boolean;
 BEGIN
     EXECUTE pg_catalog.format('GRANT SELECT, DELETE ON @schema@.bulk_staging TO %I', v_owner);
+    v_had_create := pg_catalog.has_schema_privilege(
+        v_owner, '@schema@'::pg_catalog.regnamespace::pg_catalog.oid, 'CREATE');
+    IF NOT v_had_create THEN
+        EXECUTE pg_catalog.format('GRANT CREATE ON SCHEMA @schema@ TO %I', v_owner);
+    END IF;
     EXECUTE pg_catalog.format(
         'ALTER FUNCTION @schema@.publish_batch(uuid) OWNER TO %I', v_owner);
     EXECUTE pg_catalog.format(
         'ALTER FUNCTION @schema@.bulk_staging_unpublished() OWNER TO %I', v_owner);
+    IF NOT v_had_create THEN
+        EXECUTE pg_catalog.format('REVOKE CREATE ON SCHEMA @schema@ FROM %I', v_owner);
+    END IF;
 END
 $install$;

@@ -97,4 +97,14 @@ quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
 log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
 [ -x "$VENV/bin/awa" ] || { log "the awa CLI (awa-cli) is missing from .venv after pip install" >&2; exit 1; }
+
+# --- actionlint (scripts/test.sh lints .github/workflows with it), a Go module, pinned ------------
+ACTIONLINT_VERSION=1.7.7
+if [ "$("$VENV/bin/actionlint" -version 2>/dev/null | head -n1)" = "v$ACTIONLINT_VERSION" ]; then
+    log "actionlint: $ACTIONLINT_VERSION present"
+else
+    log "actionlint: installing $ACTIONLINT_VERSION (go install) into .venv/bin"
+    quiet env GOBIN="$VENV/bin" "$(command -v go || echo /usr/local/go/bin/go)" install \
+        "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
+fi
 log "done"

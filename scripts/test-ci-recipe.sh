@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run docs/ci.md's shell recipe as a user would: a fresh venv, `pip install awa-conformance`
+# Run docs/ci.md's shell recipe as a user would: a fresh venv, `pip install awa-conformance==<version>`
 # (served from the built wheel, no index), the reference schema on a fresh database, a full run.
 #
 # Usage: scripts/test-ci-recipe.sh WHEEL_DIR

@@ -262,6 +262,16 @@ reports_consumers() {
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/reports
 }
 
+# The release workflow (.github/workflows/release.yml) is linted here, where CI runs: a missing
+# actionlint fails the step (install-deps.sh installs it), never skips it.
+workflow_lint() {
+    local files=("$ROOT"/.github/workflows/*.yml)
+    command -v actionlint >/dev/null ||
+        { echo "workflow lint: actionlint not found; run scripts/install-deps.sh" >&2; return 1; }
+    [ -f "${files[0]}" ] || { echo "workflow lint: no workflow in .github/workflows" >&2; return 1; }
+    actionlint "${files[@]}"
+}
+
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
@@ -283,6 +293,7 @@ step "examples use no kit"       pytest_suite -q tests/examples
 step "reports read by consumers" reports_consumers
 step "example producers"        example_producers
 step "documented examples"       doc_examples
+step "workflow lint (actionlint)" workflow_lint
 step "build awa-rs producer"     awa_rs_producer
 step "crosscheck vs awa 0.6.9"   crosscheck
 step "compat profile vs awa 0.6.9" compat_profile

@@ -326,13 +326,16 @@ pub enum SchemaCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Compare the installed schema with the reference: missing, same or different, with
-    /// each differing object (changes nothing).
+    /// Compare the installed schema with the reference: missing, same, different (exit 7),
+    /// or released Awa (exit 7), with the first differing objects (changes nothing).
     #[command(after_help = exit::HELP_TABLE)]
     Status {
         /// Which database, schema and role.
         #[command(flatten)]
         target: SchemaTarget,
+        /// List every differing object, not only the first 20.
+        #[arg(long)]
+        all: bool,
     },
     /// Remove exactly what `schema install` created (refuses if any of it was replaced).
     #[command(after_help = exit::HELP_TABLE)]
@@ -343,9 +346,9 @@ pub enum SchemaCommand {
     },
     /// Print the reference contract schema SQL to stdout.
     Print {
-        /// Schema name.
+        /// Schema name (any case; it is quoted in the SQL).
         #[arg(long, value_name = "NAME", default_value = "awa")]
-        schema: String,
+        schema: SchemaName,
         /// Producer role name.
         #[arg(long, value_name = "NAME", default_value = "awa_producer")]
         producer_role: String,
@@ -358,9 +361,9 @@ pub struct SchemaTarget {
     /// PostgreSQL to use [default: $DATABASE_URL, then the PG* environment].
     #[arg(long, value_name = "URL")]
     pub dsn: Option<String>,
-    /// Schema name.
+    /// Schema name, exactly as stored (any case; it is quoted in the SQL).
     #[arg(long, value_name = "NAME", default_value = "awa")]
-    pub schema: String,
+    pub schema: SchemaName,
     /// Producer role (created by install, granted EXECUTE on insert_job).
     #[arg(long, value_name = "NAME", default_value = "awa_producer")]
     pub producer_role: String,

@@ -246,10 +246,12 @@ pub fn schema(cmd: &SchemaCommand) -> Result<u8, Error> {
                 ),
             })?;
         }
-        SchemaCommand::Status { target } => {
+        SchemaCommand::Status { target, all } => {
             let dsn = schema_dsn(target, "status")?;
             let status = install::status(&dsn, &target.schema, &target.producer_role)?;
-            out(&status.report(&target.schema))?;
+            let limit = (!*all).then_some(install::STATUS_DETAIL_LINES);
+            out(&status.report(&target.schema, limit))?;
+            return Ok(status.exit_code());
         }
         SchemaCommand::Uninstall { target } => {
             let dsn = schema_dsn(target, "uninstall")?;

@@ -34,6 +34,11 @@ pub const SCHEMA_INVALID: u8 = 5;
 /// Harness error: connection lost mid-run, adapter crashed, a report could not be written
 /// (the other reports still are, and the JSON report, written last, says 6).
 pub const HARNESS: u8 = 6;
+/// `schema status` only: the schema holds something other than the reference (a different
+/// implementation, a partial install, or released Awa). Not a failure of the command: it is
+/// the answer, as `diff` exits 1, and distinct from 1 so a script never reads it as a
+/// nonconformance (ADR 0050). `same` and `missing` exit 0.
+pub const SCHEMA_DIFFERS: u8 = 7;
 
 /// The run was stopped by SIGINT (Ctrl-C): cases in flight finished, the rest did not run,
 /// the database was cleaned up and every requested report says `interrupted`.
@@ -57,6 +62,8 @@ Exit codes:
          while one is required (--require-db, AWA_REQUIRE_DB=1) or needed
     5  contract schema missing or wrong (insert_job, signature, contract version)
     6  harness error (connection lost mid-run, adapter crashed or hung, report not written)
+    7  schema status: the schema differs from the reference (another implementation,
+         a partial install, or released Awa); same and missing exit 0
   130  interrupted by SIGINT (cleaned up; reports say \"interrupted\")
   141  stdout closed mid-run, e.g. `| head` (cleaned up; reports say \"interrupted\")
   143  terminated by SIGTERM (cleaned up; reports say \"interrupted\")";

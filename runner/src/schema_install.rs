@@ -3,7 +3,9 @@
 //! The files `schema/*.sql` are embedded in install order. They name the schema and the
 //! producer role only through the tokens `@schema@` and `@producer_role@`; the substitution
 //! rule (schema/README.md) replaces each token, byte for byte, with the double-quoted name.
-//! Names are restricted to `^[A-Za-z_][A-Za-z0-9_]{0,62}$` so quoting is always safe.
+//! The schema is a [`SchemaName`], the one schema-name type of the runner (any name PostgreSQL
+//! accepts, mixed case and spaces included), less the characters the files cannot carry
+//! ([`UNSUPPORTED_IN_SCHEMA`], control characters); role names are restricted to `^[A-Za-z_][A-Za-z0-9_]{0,62}$`.
 //!
 //! `schema install` never replaces a different implementation silently: it first compares
 //! the installed schema with the reference ([`status`]: the reference is installed into a
@@ -13,11 +15,22 @@
 
 use std::collections::BTreeMap;
 
-use crate::pg::{quote_ident, Dsn, Pg, PgError};
+use crate::pg::{quote_ident, Dsn, Pg, PgError, SchemaName};
+use crate::suites::db::compat::Released;
 
 /// The comment `schema install` puts on every schema, role, function, table and type it
 /// creates; `schema uninstall` removes only objects that carry it.
 pub const MARK: &str = "created by awa-conformance schema install";
+
+/// Characters a schema name for `schema install` may not hold: the files write the quoted
+/// name inside string literals (`'@schema@.queue_meta'::regclass`, where `'` would end the
+/// literal), inside `format()` templates (where `%` is a directive) and inside dollar-quoted
+/// bodies (where `$` can end the quote). Control characters are refused too: the files name
+/// the schema in `--` comments, which a line break would end.
+pub const UNSUPPORTED_IN_SCHEMA: [char; 3] = ['\'', '%', '$'];
+
+/// How many detail lines `schema status` prints before it summarises the rest.
+pub const STATUS_DETAIL_LINES: usize = 20;
 
 /// The reference SQL files, in install order (file name, contents).
 pub const FILES: [(&str, &str); 7] = [
@@ -51,13 +64,26 @@ pub const FILES: [(&str, &str); 7] = [
 /// Why the schema could not be printed or installed.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
-    /// A schema or role name outside the supported pattern.
-    #[error("invalid {what} name {name:?}: use 1-63 characters matching [A-Za-z_][A-Za-z0-9_]*")]
-    InvalidName {
-        /// `schema` or `producer role`.
-        what: &'static str,
+    /// A producer role name outside the supported pattern.
+    #[error(
+        "invalid --producer-role {name:?}: use 1-63 characters matching [A-Za-z_][A-Za-z0-9_]*"
+    )]
+    InvalidRole {
         /// The rejected name.
         name: String,
+    },
+    /// A schema name holding a character the reference SQL cannot carry.
+    #[error(
+        "--schema {name:?} holds {ch:?}, which the reference SQL cannot carry (it writes the \
+         quoted schema name inside string literals, format() templates and dollar-quoted \
+         bodies, and in comments); choose a name without ', %, $ or control characters (mixed \
+         case, spaces and \" are fine)"
+    )]
+    UnsupportedSchema {
+        /// The rejected name.
+        name: String,
+        /// The first offending character.
+        ch: char,
     },
     /// Connecting failed.
     #[error(transparent)]
@@ -83,6 +109,34 @@ pub enum InstallError {
         /// What differs (one entry per object).
         differences: Vec<String>,
     },
+    /// An install file was refused for lack of a privilege (the whole install was rolled
+    /// back); `missing` names what the catalog says the role lacks.
+    #[error(
+        "installing {file} failed: {reason}; nothing was changed (one transaction). {}",
+        if missing.is_empty() {
+            format!(
+                "The catalog shows the role {user} lacking none of what install is known to \
+                 need (CREATE on the database and schema, CREATEROLE for a new role, ADMIN \
+                 OPTION on the owner role on PostgreSQL 16+); the server's message names the \
+                 object it refused"
+            )
+        } else {
+            format!(
+                "The role {user} lacks: {}; grant it, or install as a superuser",
+                missing.join("; ")
+            )
+        }
+    )]
+    Privileges {
+        /// The file that failed.
+        file: &'static str,
+        /// The installing role.
+        user: String,
+        /// What the role lacks, one entry each.
+        missing: Vec<String>,
+        /// The server's error (scrubbed).
+        reason: String,
+    },
     /// Comparing or uninstalling failed on the server (the transaction was rolled back).
     #[error("{what} failed: {reason}; nothing was changed (one transaction)")]
     Db {
@@ -93,7 +147,7 @@ pub enum InstallError {
     },
 }
 
-/// Whether `name` is a supported schema / role name (README substitution rule).
+/// Whether `name` is a supported producer role name (README substitution rule).
 #[must_use]
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -102,31 +156,60 @@ pub fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn check(what: &'static str, name: &str) -> Result<(), InstallError> {
-    if valid_name(name) {
+/// Check the names before any SQL is built from them.
+fn check(schema: &SchemaName, role: &str) -> Result<(), InstallError> {
+    if let Some(ch) = schema
+        .as_str()
+        .chars()
+        .find(|c| UNSUPPORTED_IN_SCHEMA.contains(c) || c.is_control())
+    {
+        return Err(InstallError::UnsupportedSchema {
+            name: schema.as_str().to_owned(),
+            ch,
+        });
+    }
+    if valid_name(role) {
         Ok(())
     } else {
-        Err(InstallError::InvalidName {
-            what,
-            name: name.to_owned(),
+        Err(InstallError::InvalidRole {
+            name: role.to_owned(),
         })
     }
 }
 
-/// One file with the tokens substituted.
+/// One file with the tokens substituted in a single pass, so a schema name that itself holds
+/// `@producer_role@` is never substituted again.
 #[must_use]
-fn substitute(sql: &str, schema: &str, role: &str) -> String {
-    sql.replace("@schema@", &quote_ident(schema))
-        .replace("@producer_role@", &quote_ident(role))
+fn substitute(sql: &str, schema: &SchemaName, role: &str) -> String {
+    let role = quote_ident(role);
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some((before, tail)) = rest.split_once('@') {
+        out.push_str(before);
+        if let Some(after) = tail.strip_prefix("schema@") {
+            out.push_str(schema.quoted());
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("producer_role@") {
+            out.push_str(&role);
+            rest = after;
+        } else {
+            out.push('@');
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The files with the tokens substituted, in install order.
 ///
 /// # Errors
-/// [`InstallError::InvalidName`].
-pub fn substituted(schema: &str, role: &str) -> Result<Vec<(&'static str, String)>, InstallError> {
-    check("schema", schema)?;
-    check("producer role", role)?;
+/// [`InstallError::UnsupportedSchema`], [`InstallError::InvalidRole`].
+pub fn substituted(
+    schema: &SchemaName,
+    role: &str,
+) -> Result<Vec<(&'static str, String)>, InstallError> {
+    check(schema, role)?;
     Ok(FILES
         .iter()
         .map(|(name, sql)| (*name, substitute(sql, schema, role)))
@@ -137,13 +220,13 @@ pub fn substituted(schema: &str, role: &str) -> Result<Vec<(&'static str, String
 /// transaction, each preceded by a comment naming it.
 ///
 /// # Errors
-/// [`InstallError::InvalidName`].
-pub fn print(schema: &str, role: &str) -> Result<String, InstallError> {
+/// [`InstallError::UnsupportedSchema`], [`InstallError::InvalidRole`].
+pub fn print(schema: &SchemaName, role: &str) -> Result<String, InstallError> {
     let mut out = format!(
         "-- Awa producer contract v1 reference schema (schema {}, producer role {}).\n\
          -- Generated by awa-conformance schema print; apply with psql -v ON_ERROR_STOP=1.\n\
          BEGIN;\n",
-        quote_ident(schema),
+        schema.quoted(),
         quote_ident(role)
     );
     for (name, sql) in substituted(schema, role)? {
@@ -180,23 +263,50 @@ pub enum Status {
         /// Objects outside the reference.
         others: Vec<String>,
     },
+    /// The schema holds released Awa (what the run's preflight recognises and checks with the
+    /// compat profile), not the contract: comparing it object by object with the reference
+    /// would list every object of both, which tells nothing.
+    ReleasedAwa {
+        /// What preflight found (schema version, storage engine).
+        released: Released,
+        /// Reference objects whose installed definition differs.
+        differs: Vec<String>,
+        /// Reference objects that are not installed.
+        missing: Vec<String>,
+        /// Objects outside the reference.
+        others: Vec<String>,
+    },
 }
 
 impl Status {
-    /// A short word: `missing`, `same` or `different`.
+    /// A short word: `missing`, `same`, `different` or `released-awa`.
     #[must_use]
     pub fn word(&self) -> &'static str {
         match self {
             Self::Missing => "missing",
             Self::Same { .. } => "same",
             Self::Different { .. } => "different",
+            Self::ReleasedAwa { .. } => "released-awa",
         }
     }
 
-    /// A multi-line report for `schema status`.
+    /// The exit code of `schema status`: [`crate::exit::SCHEMA_DIFFERS`] when the schema
+    /// holds something other than the reference (install would refuse or complete it),
+    /// else success (`missing` is a clean slate for install).
     #[must_use]
-    pub fn report(&self, schema: &str) -> String {
-        let s = quote_ident(schema);
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Missing | Self::Same { .. } => crate::exit::SUCCESS,
+            Self::Different { .. } | Self::ReleasedAwa { .. } => crate::exit::SCHEMA_DIFFERS,
+        }
+    }
+
+    /// A multi-line report for `schema status`: at most `limit` detail lines (all with
+    /// `None`; none for released Awa unless all are asked for), then how many were left out
+    /// and how to see them.
+    #[must_use]
+    pub fn report(&self, schema: &SchemaName, limit: Option<usize>) -> String {
+        let s = schema.quoted();
         let mut out = match self {
             Self::Missing => format!("missing: schema {s} holds no object of the reference\n"),
             Self::Same { .. } => {
@@ -205,6 +315,28 @@ impl Status {
             Self::Different { .. } => {
                 format!("different: schema {s} differs from the reference\n")
             }
+            Self::ReleasedAwa { released, .. } => {
+                let mut text = format!(
+                    "released-awa: schema {s} holds {}; it is not the contract reference\n  \
+                     a run checks it with the compat profile, installing nothing: \
+                     awa-conformance --dsn URL --schema {s}\n",
+                    released.describe()
+                );
+                if released.storage_schema.is_none() {
+                    text.push_str(&format!(
+                        "  queue storage is not active, so the cases that read it are not \
+                         applicable: activate it as a fresh 0.6.x worker does (SELECT \
+                         {s}.storage_auto_finalize_if_fresh('{}')) to check them too\n",
+                        schema.as_str()
+                    ));
+                }
+                text.push_str("  schema install would refuse to replace it\n");
+                text
+            }
+        };
+        let limit = match self {
+            Self::ReleasedAwa { .. } => limit.map(|_| 0),
+            _ => limit,
         };
         let (differs, missing, others): (&[String], &[String], &[String]) = match self {
             Self::Missing => (&[], &[], &[]),
@@ -213,16 +345,37 @@ impl Status {
                 differs,
                 missing,
                 others,
+            }
+            | Self::ReleasedAwa {
+                differs,
+                missing,
+                others,
+                ..
             } => (differs, missing, others),
         };
-        for d in differs {
-            out.push_str(&format!("  differs: {d}\n"));
+        let lines: Vec<String> = differs
+            .iter()
+            .map(|d| format!("  differs: {d}\n"))
+            .chain(missing.iter().map(|m| format!("  missing: {m}\n")))
+            .chain(
+                others
+                    .iter()
+                    .map(|o| format!("  not in the reference (left alone): {o}\n")),
+            )
+            .collect();
+        let shown = limit.unwrap_or(lines.len()).min(lines.len());
+        for line in lines.iter().take(shown) {
+            out.push_str(line);
         }
-        for m in missing {
-            out.push_str(&format!("  missing: {m}\n"));
-        }
-        for o in others {
-            out.push_str(&format!("  not in the reference (left alone): {o}\n"));
+        if shown < lines.len() {
+            out.push_str(&format!(
+                "  ... and {} more ({} differ, {} missing, {} not in the reference); \
+                 schema status --all lists every one\n",
+                lines.len() - shown,
+                differs.len(),
+                missing.len(),
+                others.len()
+            ));
         }
         out
     }
@@ -310,46 +463,63 @@ fn first_difference(installed: &str, reference: &str) -> String {
 async fn compare(
     tx: &tokio_postgres::Transaction<'_>,
     dsn: &Dsn,
-    schema: &str,
+    schema: &SchemaName,
     role: &str,
 ) -> Result<Status, InstallError> {
     // Qualified names in every definition; the caller's search_path is restored at the end.
     let saved = pin_search_path(tx)
         .await
         .map_err(db_err(dsn, "comparing with the reference"))?;
-    let installed = snapshot(tx, dsn, schema).await?;
-    let scratch = format!("awa_conformance_ref_{}", crate::suites::db::run_id());
-    tx.batch_execute("SAVEPOINT awa_conformance_reference")
-        .await
-        .map_err(db_err(dsn, "comparing with the reference"))?;
-    for (_, sql) in substituted(&scratch, role)? {
-        tx.batch_execute(&sql).await.map_err(db_err(
-            dsn,
-            "installing the reference into a scratch schema to compare with (needs CREATE on \
-             the database, and CREATEROLE when the producer role does not exist yet)",
-        ))?;
-    }
-    tx.batch_execute("SET LOCAL search_path = pg_catalog")
-        .await
-        .map_err(db_err(dsn, "comparing with the reference"))?;
-    let reference_raw = snapshot(tx, dsn, &scratch).await?;
-    tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_reference")
-        .await
-        .map_err(db_err(dsn, "comparing with the reference"))?;
-    // The scratch name is unique, so replacing it cannot touch anything else: first where
-    // the install files wrote it (always quoted), then where the server printed it (quoted
-    // only when needed, which the server's quote_ident decides).
-    let printed: String = tx
+    let installed = snapshot(tx, dsn, schema.as_str()).await?;
+    // The server writes a schema name in two forms: as an identifier, quoted only when it
+    // must be (`awa.f`, `"AwaMixed".f`), and bare inside literals (a function's `SET
+    // search_path TO 'pg_catalog', 'AwaMixed', ...`). The scratch name needs quoting exactly
+    // when the schema's does, so each of its forms maps onto the schema's same form.
+    let needs_quotes: bool = tx
         .query_one(
-            "SELECT pg_catalog.quote_ident($1), pg_catalog.set_config('search_path', $2, true)",
-            &[&schema, &saved],
+            "SELECT pg_catalog.quote_ident($1) OPERATOR(pg_catalog.<>) $1",
+            &[&schema.as_str()],
         )
         .await
         .map_err(db_err(dsn, "comparing with the reference"))?
         .get(0);
+    let id = crate::suites::db::run_id();
+    let scratch = SchemaName::new(&if needs_quotes {
+        format!("Awa Conformance Ref {id}")
+    } else {
+        format!("awa_conformance_ref_{id}")
+    })
+    .map_err(|reason| InstallError::Db {
+        what: "naming the scratch schema",
+        reason,
+    })?;
+    tx.batch_execute("SAVEPOINT awa_conformance_reference")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    for (file, sql) in substituted(&scratch, role)? {
+        if let Err(e) = tx.batch_execute(&sql).await {
+            return Err(apply_error(tx, dsn, schema, role, file, &e).await);
+        }
+    }
+    tx.batch_execute("SET LOCAL search_path = pg_catalog")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    let reference_raw = snapshot(tx, dsn, scratch.as_str()).await?;
+    tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_reference")
+        .await
+        .map_err(db_err(dsn, "comparing with the reference"))?;
+    tx.execute(
+        "SELECT pg_catalog.set_config('search_path', $1, true)",
+        &[&saved],
+    )
+    .await
+    .map_err(db_err(dsn, "comparing with the reference"))?;
+    // The scratch name is unique, so replacing it cannot touch anything else: first its
+    // quoted form (the install files always quote, the server when it must), then its bare
+    // form (literals, and identifiers that need no quotes).
     let fix = |t: &str| {
-        t.replace(&quote_ident(&scratch), &quote_ident(schema))
-            .replace(&scratch, &printed)
+        t.replace(scratch.quoted(), schema.quoted())
+            .replace(scratch.as_str(), schema.as_str())
     };
     let reference: Snapshot = reference_raw
         .into_iter()
@@ -387,6 +557,42 @@ async fn compare(
             others,
         }
     })
+}
+
+/// The error of an install file that failed, naming the privileges the installing role lacks
+/// when that was the cause (read from the catalog, not guessed).
+async fn apply_error(
+    tx: &tokio_postgres::Transaction<'_>,
+    dsn: &Dsn,
+    schema: &SchemaName,
+    role: &str,
+    file: &'static str,
+    e: &tokio_postgres::Error,
+) -> InstallError {
+    let reason = crate::pg::describe_error(dsn, e);
+    let denied = e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+    if !denied {
+        return InstallError::Apply { file, reason };
+    }
+    let missing = async {
+        tx.batch_execute("ROLLBACK TO SAVEPOINT awa_conformance_reference")
+            .await?;
+        let rows = tx
+            .query(
+                include_str!("../sql/install_missing_privileges.sql"),
+                &[&schema.as_str(), &role, &owner_role(role)],
+            )
+            .await?;
+        Ok::<_, tokio_postgres::Error>(rows.iter().map(|r| r.get(0)).collect::<Vec<String>>())
+    }
+    .await
+    .unwrap_or_default();
+    InstallError::Privileges {
+        file,
+        user: dsn.user().to_owned(),
+        missing,
+        reason,
+    }
 }
 
 /// Top-level objects of `schema` install can create: (SQL kind, identity, marked).
@@ -479,7 +685,7 @@ pub enum Installed {
 pub async fn install_with(
     client: &mut tokio_postgres::Client,
     dsn: &Dsn,
-    schema: &str,
+    schema: &SchemaName,
     role: &str,
     force: bool,
 ) -> Result<Installed, InstallError> {
@@ -497,7 +703,7 @@ pub async fn install_with(
         Status::Different { differs, .. } if !differs.is_empty() => {
             if !force {
                 return Err(InstallError::Differs {
-                    schema: schema.to_owned(),
+                    schema: schema.as_str().to_owned(),
                     differences: differs.clone(),
                 });
             }
@@ -505,11 +711,11 @@ pub async fn install_with(
         }
         _ => Installed::Installed,
     };
-    let (schema_existed, _, role_existed, _) = marks(&tx, dsn, schema, role).await?;
+    let (schema_existed, _, role_existed, _) = marks(&tx, dsn, schema.as_str(), role).await?;
     let owner = owner_role(role);
     let (owner_existed, _) = role_mark(&tx, dsn, &owner).await?;
     let before: Vec<String> = if schema_existed {
-        objects(&tx, dsn, schema)
+        objects(&tx, dsn, schema.as_str())
             .await?
             .into_iter()
             .map(|o| o.1)
@@ -528,7 +734,7 @@ pub async fn install_with(
     // MARK holds no quote, so it needs no escaping as a literal.
     let mark = format!("'{MARK}'");
     let mut comments = String::new();
-    for (kind, identity, _) in objects(&tx, dsn, schema).await? {
+    for (kind, identity, _) in objects(&tx, dsn, schema.as_str()).await? {
         if !before.contains(&identity) {
             comments.push_str(&format!("COMMENT ON {kind} {identity} IS {mark};\n"));
         }
@@ -536,7 +742,7 @@ pub async fn install_with(
     if !schema_existed {
         comments.push_str(&format!(
             "COMMENT ON SCHEMA {} IS {mark};\n",
-            quote_ident(schema)
+            schema.quoted()
         ));
     }
     if !role_existed {
@@ -583,12 +789,11 @@ fn with_client<T>(
 /// [`InstallError`].
 pub fn install(
     dsn: &Dsn,
-    schema: &str,
+    schema: &SchemaName,
     role: &str,
     force: bool,
 ) -> Result<Installed, InstallError> {
-    check("schema", schema)?;
-    check("producer role", role)?;
+    check(schema, role)?;
     with_client(dsn, async |client| {
         install_with(client, dsn, schema, role, force).await
     })
@@ -598,15 +803,39 @@ pub fn install(
 ///
 /// # Errors
 /// [`InstallError`].
-pub fn status(dsn: &Dsn, schema: &str, role: &str) -> Result<Status, InstallError> {
-    check("schema", schema)?;
-    check("producer role", role)?;
+pub fn status(dsn: &Dsn, schema: &SchemaName, role: &str) -> Result<Status, InstallError> {
+    check(schema, role)?;
     with_client(dsn, async |client| {
         let tx = client.transaction().await.map_err(db_err(dsn, "BEGIN"))?;
         let status = compare(&tx, dsn, schema, role).await;
         // Dropping the transaction rolls it back: the scratch reference never commits.
         drop(tx);
-        status
+        let status = status?;
+        // Released Awa differs from the reference in every object: say what it is instead.
+        let Status::Different {
+            differs,
+            missing,
+            others,
+        } = status
+        else {
+            return Ok(status);
+        };
+        let released = crate::suites::db::compat::detect(client, schema.as_str())
+            .await
+            .map_err(db_err(dsn, "recognising released Awa"))?;
+        Ok(match released {
+            Some(released) => Status::ReleasedAwa {
+                released,
+                differs,
+                missing,
+                others,
+            },
+            None => Status::Different {
+                differs,
+                missing,
+                others,
+            },
+        })
     })
 }
 
@@ -628,13 +857,12 @@ pub struct Removed {
 /// # Errors
 /// [`InstallError::Differs`] when a marked object differs from the reference, or a server
 /// error (e.g. something outside the schema depends on an object), nothing changed.
-pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, InstallError> {
-    check("schema", schema)?;
-    check("producer role", role)?;
+pub fn uninstall(dsn: &Dsn, schema: &SchemaName, role: &str) -> Result<Removed, InstallError> {
+    check(schema, role)?;
     with_client(dsn, async |client| {
         let tx = client.transaction().await.map_err(db_err(dsn, "BEGIN"))?;
         let status = compare(&tx, dsn, schema, role).await?;
-        let marked: Vec<(String, String)> = objects(&tx, dsn, schema)
+        let marked: Vec<(String, String)> = objects(&tx, dsn, schema.as_str())
             .await?
             .into_iter()
             .filter(|o| o.2)
@@ -648,7 +876,7 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
                 .collect();
             if !replaced.is_empty() {
                 return Err(InstallError::Differs {
-                    schema: schema.to_owned(),
+                    schema: schema.as_str().to_owned(),
                     differences: replaced,
                 });
             }
@@ -674,10 +902,11 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
                     .extend(ids.iter().map(|id| format!("{} {id}", kind.to_lowercase())));
             }
         }
-        let (_, schema_marked, role_exists, role_marked) = marks(&tx, dsn, schema, role).await?;
+        let (_, schema_marked, role_exists, role_marked) =
+            marks(&tx, dsn, schema.as_str(), role).await?;
         if schema_marked {
             // RESTRICT: objects install did not create stay, and so does the schema.
-            let drop = format!("DROP SCHEMA {} RESTRICT", quote_ident(schema));
+            let drop = format!("DROP SCHEMA {} RESTRICT", schema.quoted());
             removed.schema = in_savepoint(&tx, dsn, "awa_conformance_schema", &drop)
                 .await?
                 .is_ok();
@@ -686,7 +915,7 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
             // The schema stays: take back the grant install made on it.
             tx.batch_execute(&format!(
                 "REVOKE USAGE ON SCHEMA {} FROM {}",
-                quote_ident(schema),
+                schema.quoted(),
                 quote_ident(role)
             ))
             .await
@@ -709,7 +938,7 @@ pub fn uninstall(dsn: &Dsn, schema: &str, role: &str) -> Result<Removed, Install
             } else {
                 format!(
                     "REVOKE ALL ON SCHEMA {} FROM {};",
-                    quote_ident(schema),
+                    schema.quoted(),
                     quote_ident(&owner)
                 )
             };
@@ -726,11 +955,14 @@ impl From<InstallError> for crate::error::Error {
     fn from(e: InstallError) -> Self {
         use crate::error::Kind;
         match e {
-            InstallError::InvalidName { .. } => Self::caused(Kind::Usage, e),
-            InstallError::Pg(p) => p.into(),
-            InstallError::Apply { .. } | InstallError::Differs { .. } | InstallError::Db { .. } => {
-                Self::caused(Kind::DatabaseSetup, e)
+            InstallError::InvalidRole { .. } | InstallError::UnsupportedSchema { .. } => {
+                Self::caused(Kind::Usage, e)
             }
+            InstallError::Pg(p) => p.into(),
+            InstallError::Apply { .. }
+            | InstallError::Privileges { .. }
+            | InstallError::Differs { .. }
+            | InstallError::Db { .. } => Self::caused(Kind::DatabaseSetup, e),
         }
     }
 }
@@ -751,16 +983,76 @@ mod tests {
         assert!(valid_name(&"a".repeat(63)));
     }
 
+    fn name(s: &str) -> SchemaName {
+        SchemaName::new(s).unwrap()
+    }
+
     #[test]
     fn substitution_replaces_every_token_and_nothing_else() {
-        let text = print("conf_x", "prod_y").unwrap();
+        let text = print(&name("conf_x"), "prod_y").unwrap();
         assert!(!text.contains("@schema@"));
         assert!(!text.contains("@producer_role@"));
         assert!(text.contains("\"conf_x\".insert_job"));
         assert!(text.contains("\"prod_y\""));
         // The message prefix is a contract constant, never substituted.
         assert!(text.contains("awa.insert_job: "));
-        assert!(print("bad name", "r").is_err());
-        assert!(print("s", "bad'role").is_err());
+        assert!(print(&name("s"), "bad'role").is_err());
+    }
+
+    #[test]
+    fn schema_names_are_the_runner_s_with_only_what_the_files_cannot_carry_refused() {
+        // Mixed case, spaces and double quotes are quoted like any identifier.
+        let text = print(&name("Awa \"Odd\" Mixed"), "awa_producer").unwrap();
+        assert!(text.contains("\"Awa \"\"Odd\"\" Mixed\".insert_job"));
+        assert!(text.contains("'\"Awa \"\"Odd\"\" Mixed\".queue_meta'::regclass"));
+        for bad in ["a'b", "a%I", "a$fn$b", "a\nb", "a\rb"] {
+            let err = print(&name(bad), "awa_producer").unwrap_err();
+            assert!(
+                matches!(err, InstallError::UnsupportedSchema { .. }),
+                "{bad:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn substitution_is_one_pass() {
+        // A schema name holding the role token is not substituted a second time.
+        let out = substitute(
+            "@schema@.f TO @producer_role@ @x",
+            &name("s@producer_role@"),
+            "r",
+        );
+        assert_eq!(out, "\"s@producer_role@\".f TO \"r\" @x");
+    }
+
+    #[test]
+    fn status_details_are_bounded_and_counted() {
+        let status = Status::Different {
+            differs: vec!["table a".to_owned()],
+            missing: (0..30).map(|i| format!("function f{i}()")).collect(),
+            others: vec!["table z".to_owned()],
+        };
+        let schema = name("awa");
+        let short = status.report(&schema, Some(STATUS_DETAIL_LINES));
+        assert_eq!(
+            short.lines().count(),
+            1 + STATUS_DETAIL_LINES + 1,
+            "{short}"
+        );
+        assert!(
+            short.ends_with(
+                "  ... and 12 more (1 differ, 30 missing, 1 not in the reference); \
+                 schema status --all lists every one\n"
+            ),
+            "{short}"
+        );
+        let all = status.report(&schema, None);
+        assert_eq!(all.lines().count(), 1 + 32, "{all}");
+        assert_eq!(status.exit_code(), crate::exit::SCHEMA_DIFFERS);
+        assert_eq!(Status::Missing.exit_code(), crate::exit::SUCCESS);
+        assert_eq!(
+            Status::Same { others: vec![] }.exit_code(),
+            crate::exit::SUCCESS
+        );
     }
 }

@@ -282,6 +282,52 @@ fn released_awa_owned_by_an_app_role_needs_no_createrole() {
     sql(&admin, &format!("DROP ROLE IF EXISTS {role}"));
 }
 
+/// `schema status` on a database `awa migrate` made says in a few lines that it holds released
+/// Awa (its schema version, the compat profile, how to run it) and exits 7; before, it printed
+/// about 1,400 lines and exited 0. `--all` still lists every object.
+fn schema_status_recognises_released_awa_in_a_few_lines() {
+    let db = Db::released("status", true);
+    let before = db.snapshot();
+    let status = |all: bool| {
+        let mut args = vec!["schema", "status", "--dsn", &db.url];
+        if all {
+            args.push("--all");
+        }
+        run(&args, &[], 120)
+    };
+    let out = status(false);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let version = scalar(&db.url, "SELECT max(version) FROM awa.schema_version");
+    assert!(
+        stdout.starts_with(&format!(
+            "released-awa: schema \"awa\" holds released Awa, schema version {version}, \
+             insert_job_compat, storage engine queue_storage; it is not the contract reference\n"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("compat profile"), "{stdout}");
+    assert!(
+        stdout.contains("awa-conformance --dsn URL --schema \"awa\""),
+        "{stdout}"
+    );
+    assert!(stdout.lines().count() <= 5, "{stdout}");
+    assert!(
+        stdout.contains("schema status --all lists every one"),
+        "{stdout}"
+    );
+    let out = status(true);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let all = text(&out.stdout);
+    assert!(all.lines().count() > 1000, "{}", all.lines().count());
+    assert!(
+        all.contains("  not in the reference (left alone): table awa.jobs_hot"),
+        "{}",
+        all.lines().take(40).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(before, db.snapshot());
+}
+
 /// A mutant of released `insert_job_compat`: text replacements on its definition.
 struct Mutant {
     name: &'static str,
@@ -501,6 +547,11 @@ fn main() {
             "released_awa_owned_by_an_app_role_needs_no_createrole",
             gate(),
             released_awa_owned_by_an_app_role_needs_no_createrole,
+        ),
+        (
+            "schema_status_recognises_released_awa_in_a_few_lines",
+            gate(),
+            schema_status_recognises_released_awa_in_a_few_lines,
         ),
         (
             "every_compat_case_fails_on_some_mutant",

@@ -102,8 +102,36 @@ impl Database {
         }
     }
 
+    /// A database owned by `owner`, as an application's database usually is.
+    fn owned_by(dsn: &str, label: &str, owner: &Role) -> Self {
+        let name = format!("awa_t_{label}_{}", suffix());
+        sql(
+            dsn,
+            &format!("CREATE DATABASE \"{name}\" OWNER \"{}\"", owner.name),
+        );
+        Self {
+            dsn: dsn.to_owned(),
+            name,
+        }
+    }
+
     fn dsn(&self) -> String {
         dsn_with(&self.dsn, &[("dbname", &self.name)])
+    }
+}
+
+/// Roles a test's install may create, dropped (if still there) on drop, after the databases
+/// declared later are gone.
+struct Leftover {
+    dsn: String,
+    roles: Vec<String>,
+}
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        for r in &self.roles {
+            sql(&self.dsn, &format!("DROP ROLE IF EXISTS \"{r}\""));
+        }
     }
 }
 
@@ -548,6 +576,221 @@ fn status_missing_and_uninstall_removes_exactly_what_install_created() {
     assert_eq!(roles(&dsn), roles_before);
 }
 
+/// The README's non-superuser path: the database's owner with CREATEROLE (not a superuser)
+/// installs, checks, runs against and uninstalls the reference, on PostgreSQL 15 and 16+.
+/// Before the fix, install stopped with "permission denied for schema": ALTER FUNCTION ...
+/// OWNER TO the bounded owner needs that owner to hold CREATE on the schema, a check only
+/// superusers skip.
+fn database_owner_with_createrole_installs_runs_and_uninstalls() {
+    let _turn = serial();
+    let admin = dsn();
+    let tag = suffix();
+    let producer = format!("awa_t_nsu_{tag}_producer");
+    let owner = format!("awa_t_nsu_{tag}_owner");
+    let installer = Role::new(&admin, "nsu", "NOSUPERUSER NOCREATEROLE");
+    let _leftover = Leftover {
+        dsn: admin.clone(),
+        roles: vec![producer.clone(), owner.clone()],
+    };
+    let db = Database::owned_by(&admin, "nsu_db", &installer);
+    let url = dsn_with(&db.dsn(), &[("user", &installer.name)]);
+    let as_installer = |cmd: &str, extra: &[&str]| {
+        let mut args = vec!["schema", cmd, "--dsn", &url, "--producer-role", &producer];
+        args.extend_from_slice(extra);
+        run(&args, &[], 120)
+    };
+    // Without CREATEROLE the error names exactly that, and the role it would create.
+    let out = as_installer("install", &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(
+        line.contains(&format!(
+            "lacks: CREATEROLE (role {producer} does not exist yet); CREATEROLE (role {owner} \
+             does not exist yet); grant it"
+        )),
+        "{line}"
+    );
+    sql(
+        &admin,
+        &format!("ALTER ROLE \"{}\" CREATEROLE", installer.name),
+    );
+    let out = as_installer("install", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = as_installer("status", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("same:"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The definer functions belong to the bounded owner, which kept no CREATE on the schema.
+    let admin_db = db.dsn();
+    assert_eq!(
+        scalar(
+            &admin_db,
+            "SELECT string_agg(DISTINCT proowner::regrole::text, ',') FROM pg_proc \
+             WHERE pronamespace = 'awa'::regnamespace AND prosecdef"
+        ),
+        owner
+    );
+    assert_eq!(
+        scalar(
+            &admin_db,
+            &format!("SELECT has_schema_privilege('{owner}', 'awa', 'CREATE')")
+        ),
+        "f"
+    );
+    // A run as that role, least-privilege cases included (they need CREATEROLE).
+    let out = run(
+        &[
+            "--dsn",
+            &url,
+            "--producer-role",
+            &producer,
+            "--require-db",
+            "sql::catalog::",
+        ],
+        &[],
+        300,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run(
+        &[
+            "--dsn",
+            &url,
+            "--producer-role",
+            &producer,
+            "--require-db",
+            "sql::privilege::",
+        ],
+        &[],
+        300,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    assert!(summary.contains("; 0 failed; 0 ignored;"), "{summary}");
+    let out = as_installer("uninstall", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("and schema awa"), "{stdout}");
+    assert!(stdout.contains("removed producer role"), "{stdout}");
+    assert_eq!(
+        scalar(
+            &admin,
+            &format!("SELECT count(*) FROM pg_roles WHERE rolname IN ('{producer}', '{owner}')")
+        ),
+        "0"
+    );
+}
+
+/// A schema name that needs quotes (mixed case; a space and a double quote) is one name
+/// everywhere: install, status `same`, a run, uninstall, and install again. Before, status
+/// compared a function's `SET search_path TO ..., 'AwaMixed'` with `'"AwaMixed"'`, so it
+/// said `different` and uninstall and a second install refused.
+fn schema_names_that_need_quotes_install_status_uninstall_reinstall() {
+    let _turn = serial();
+    let dsn = dsn();
+    for schema in [
+        format!("AwaMixed_{}", suffix()),
+        format!("Awa \"Odd\" {}", suffix()),
+    ] {
+        let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
+        let go = |cmd: &str| {
+            run(
+                &["schema", cmd, "--dsn", &dsn, "--schema", &schema],
+                &[],
+                120,
+            )
+        };
+        let gone = || {
+            scalar(
+                &dsn,
+                &format!(
+                    "SELECT count(*) FROM pg_namespace WHERE nspname = '{}'",
+                    schema.replace('\'', "''")
+                ),
+            )
+        };
+        for round in 0..2 {
+            let out = go("install");
+            assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stderr));
+            let out = go("status");
+            assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stdout));
+            assert!(
+                text(&out.stdout).starts_with(&format!("same: schema {quoted} holds")),
+                "{round}: {}",
+                text(&out.stdout)
+            );
+            if round == 0 {
+                let out = run(
+                    &["--dsn", &dsn, "--schema", &schema, "-q", "sql::catalog::"],
+                    &[],
+                    300,
+                );
+                assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+            }
+            let out = go("uninstall");
+            assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stderr));
+            assert_eq!(gone(), "0", "{round}: uninstall left schema {schema}");
+        }
+    }
+    // What the reference SQL cannot carry is refused up front, naming it (exit 3).
+    let out = run(
+        &["schema", "install", "--dsn", &dsn, "--schema", "it's"],
+        &[],
+        60,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        error_line(&out).contains("holds '\\''"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `schema status` answers with its exit code: 7 when the schema differs from the reference,
+/// and lists the first 20 differences with a count of the rest (`--all`: every one).
+fn status_different_exits_7_and_bounds_the_details() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "bounded");
+    // 25 objects the reference does not have, and one it has, replaced.
+    let mut extra: String = (0..25)
+        .map(|i| format!("CREATE TABLE @S@.extra_{i:02} (id int);"))
+        .collect();
+    extra.push_str(
+        "CREATE OR REPLACE FUNCTION @S@.contract_capabilities() RETURNS text[] \
+         LANGUAGE sql IMMUTABLE AS $$ SELECT ARRAY['job_routing']::text[] $$;",
+    );
+    s.sql(&extra);
+    let status = |all: bool| {
+        let mut args = vec!["schema", "status", "--dsn", &dsn, "--schema", &s.schema];
+        if all {
+            args.push("--all");
+        }
+        run(&args, &[], 120)
+    };
+    let out = status(false);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 22, "{stdout}");
+    assert!(lines[0].starts_with("different:"), "{stdout}");
+    assert!(lines[1].contains("differs: function"), "{stdout}");
+    assert!(
+        lines[21].starts_with("  ... and 6 more (1 differ, 0 missing, 25 not in the reference)"),
+        "{stdout}"
+    );
+    let out = status(true);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        27,
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 fn main() {
     main_with(vec![
         (
@@ -589,6 +832,21 @@ fn main() {
             "status_missing_and_uninstall_removes_exactly_what_install_created",
             Gate::Dsn,
             status_missing_and_uninstall_removes_exactly_what_install_created,
+        ),
+        (
+            "database_owner_with_createrole_installs_runs_and_uninstalls",
+            Gate::Dsn,
+            database_owner_with_createrole_installs_runs_and_uninstalls,
+        ),
+        (
+            "schema_names_that_need_quotes_install_status_uninstall_reinstall",
+            Gate::Dsn,
+            schema_names_that_need_quotes_install_status_uninstall_reinstall,
+        ),
+        (
+            "status_different_exits_7_and_bounds_the_details",
+            Gate::Dsn,
+            status_different_exits_7_and_bounds_the_details,
         ),
     ]);
 }

@@ -96,7 +96,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
             Ok(cluster) => {
                 crate::schema_install::install(
                     cluster.dsn(),
-                    args.schema.as_str(),
+                    &args.schema,
                     &args.producer_role,
                     false,
                 )?;

@@ -353,13 +353,40 @@ async fn hardening(
 
 /// The `search_path` a function sets, as a list of unquoted entries.
 fn search_path(config: &[String]) -> Option<Vec<String>> {
-    config.iter().find_map(|c| {
-        c.strip_prefix("search_path=").map(|v| {
-            v.split(',')
-                .map(|e| e.trim().trim_matches('"').to_owned())
-                .collect()
-        })
-    })
+    config
+        .iter()
+        .find_map(|c| c.strip_prefix("search_path=").map(split_identifiers))
+}
+
+/// Split a stored identifier list (`pg_catalog, "Awa ""Odd"", x", pg_temp`) as the server
+/// reads it (SplitIdentifierString): commas outside double quotes separate entries, `""`
+/// inside quotes is one `"`, unquoted entries are trimmed and folded to lower case. A name
+/// holding a comma or a double quote is therefore one entry, compared exactly.
+fn split_identifiers(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = list.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut entry = String::new();
+        if chars.next_if_eq(&'"').is_some() {
+            while let Some(c) = chars.next() {
+                if c == '"' && chars.next_if_eq(&'"').is_none() {
+                    break;
+                }
+                entry.push(c);
+            }
+            while chars.next_if(|c| *c != ',').is_some() {}
+        } else {
+            while let Some(c) = chars.next_if(|c| *c != ',') {
+                entry.push(c);
+            }
+            entry = entry.trim_end().to_ascii_lowercase();
+        }
+        out.push(entry);
+        if chars.next().is_none() {
+            return out;
+        }
+    }
 }
 
 /// `<function>_owner_bounded`: the function runs as a dedicated NOLOGIN role with no role
@@ -654,4 +681,22 @@ pub(super) fn cases() -> Vec<Case> {
         })
     }));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_identifiers;
+
+    #[test]
+    fn identifier_lists_split_as_the_server_reads_them() {
+        assert_eq!(
+            split_identifiers("pg_catalog, \"Awa \"\"Odd\"\", x\", pg_temp"),
+            ["pg_catalog", "Awa \"Odd\", x", "pg_temp"]
+        );
+        assert_eq!(
+            split_identifiers("pg_catalog, \"AwaMixed\",Pg_Temp "),
+            ["pg_catalog", "AwaMixed", "pg_temp"]
+        );
+        assert_eq!(split_identifiers("awa"), ["awa"]);
+    }
 }

@@ -106,7 +106,7 @@ impl Released {
 ///
 /// # Errors
 /// The catalog query failed.
-pub(super) async fn detect(
+pub(crate) async fn detect(
     client: &Client,
     schema: &str,
 ) -> Result<Option<Released>, tokio_postgres::Error> {

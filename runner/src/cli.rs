@@ -211,8 +211,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", help_heading = "Producers")]
     pub producer: Option<String>,
 
-    /// The DSN given to the producer (AWA_CONFORMANCE_DSN), e.g. to connect as the producer
-    /// role; default: the run's DSN.
+    /// The DSN given to the producer (AWA_CONFORMANCE_DSN); default: the run's temporary
+    /// login role (a member of --producer-role only, needs CREATEROLE; ADR 0049), else the
+    /// run's DSN.
     #[arg(
         long,
         value_name = "URL",

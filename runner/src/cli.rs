@@ -222,6 +222,19 @@ pub struct RunArgs {
     )]
     pub producer_dsn: Option<String>,
 
+    /// Stop the run (exit 6, the rest not run) when the producer times out (--adapter-timeout)
+    /// on this many requests in a row: a producer that hangs on every request would
+    /// otherwise cost the timeout once per case.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
+        value_parser = clap::value_parser!(u32).range(1..),
+        requires = "producer",
+        help_heading = "Producers"
+    )]
+    pub max_consecutive_timeouts: u32,
+
     /// With --producer: only check the producer's protocol with canned requests (hello, two
     /// enqueues, one refusal, stop), as `producer::protocol::<step>`, without judging what it
     /// stores: a smoke test for people writing a producer.
@@ -234,6 +247,9 @@ pub struct RunArgs {
 pub const DEFAULT_CASE_TIMEOUT_SECS: u64 = 60;
 /// Default of `--adapter-timeout`: interpreters and JITs may start slowly.
 pub const DEFAULT_ADAPTER_TIMEOUT_SECS: u64 = 30;
+/// Default of `--max-consecutive-timeouts`: one slow request is a fault of its case, three in
+/// a row (each after a fresh restart) a producer that no longer answers.
+pub const DEFAULT_MAX_CONSECUTIVE_TIMEOUTS: u32 = 3;
 
 impl RunArgs {
     /// `--case-timeout` as a duration.

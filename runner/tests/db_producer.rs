@@ -479,6 +479,56 @@ fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
     assert_clean(&s);
 }
 
+/// A producer that hangs on every request: after --max-consecutive-timeouts (here 2) timeouts
+/// in a row the run stops as a harness error (exit 6, verdict error) naming the count, every
+/// other case is recorded as not run (or, if it was already waiting for the producer, as not
+/// asked), the report is written and no row is left. Without the limit every case would
+/// wait for its own timeout (errored, one by one).
+fn a_producer_hanging_on_every_request_stops_the_run() {
+    let s = Scratch::install(&dsn(), "prod_hang");
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=hang_on=producer::");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--adapter-timeout",
+            "1",
+            "--max-consecutive-timeouts",
+            "2",
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(report["verdict"], "error");
+    let timed_out: Vec<(String, String)> = messages(&report, "errored")
+        .into_iter()
+        .filter(|(_, m)| m.contains("did not answer within 1s"))
+        .collect();
+    assert_eq!(timed_out.len(), 2, "{timed_out:?}");
+    let errors = report["run_errors"].to_string();
+    assert!(
+        errors.contains("on 2 requests in a row") && errors.contains("--max-consecutive-timeouts"),
+        "{errors}"
+    );
+    let summary = &report["summary"];
+    let (total, ignored, errored) = (
+        summary["total"].as_u64().unwrap(),
+        summary["ignored"].as_u64().unwrap(),
+        summary["errored"].as_u64().unwrap(),
+    );
+    assert!(total > 100, "{summary}");
+    assert_eq!(ignored + errored, total, "{summary}");
+    assert!(
+        errored <= 2 + 4,
+        "only cases already waiting are not asked: {summary}"
+    );
+    assert!(messages(&report, "ignored")
+        .iter()
+        .all(|(_, m)| m.contains("not run: the producer stopped answering")));
+    assert_clean(&s);
+}
+
 fn list_does_not_start_the_producer() {
     let out = db_support::run(
         &[
@@ -835,6 +885,11 @@ fn main() {
             "validate_producer_checks_the_protocol_alone",
             Gate::Dsn,
             validate_producer_checks_the_protocol_alone,
+        ),
+        (
+            "a_producer_hanging_on_every_request_stops_the_run",
+            Gate::Dsn,
+            a_producer_hanging_on_every_request_stops_the_run,
         ),
         (
             "stray_writes_are_removed_and_other_logins_rows_kept",

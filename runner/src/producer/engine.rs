@@ -76,6 +76,19 @@ struct Inner {
     /// The job ids the producer answered in the current case (ADR 0049: its clean-up finds
     /// them wherever they landed).
     answered: Vec<i64>,
+    /// Requests in a row that ended in a timeout (reset by any answer).
+    timeouts_in_a_row: u32,
+}
+
+/// Called once, with the message, when the producer has timed out on the limit of requests
+/// in a row ([`Session::limit_timeouts`]): the caller stops the run.
+pub type OnUnresponsive = Arc<dyn Fn(String) + Send + Sync>;
+
+/// `--max-consecutive-timeouts` and what to do when it is reached.
+struct TimeoutLimit {
+    limit: u32,
+    on_reached: OnUnresponsive,
+    reached: bool,
 }
 
 /// The login a producer enqueues as, as far as the engine knows it (ADR 0049).
@@ -159,6 +172,7 @@ pub struct Session {
     target: Target,
     timeout: Duration,
     login: ProducerLogin,
+    timeout_limit: Mutex<Option<TimeoutLimit>>,
     hello: Mutex<Hello>,
     inner: Mutex<Inner>,
 }
@@ -557,6 +571,7 @@ impl Session {
             db,
             timeout,
             login,
+            timeout_limit: Mutex::new(None),
             hello: Mutex::new(hello),
             inner: Mutex::new(Inner {
                 producer,
@@ -564,8 +579,46 @@ impl Session {
                 seq: 0,
                 cases: 0,
                 answered: Vec::new(),
+                timeouts_in_a_row: 0,
             }),
         }))
+    }
+
+    /// After `limit` requests in a row that timed out, call `on_reached` once with a message
+    /// naming the count (`--max-consecutive-timeouts`); every later case errors at once
+    /// instead of waiting for the timeout again.
+    pub fn limit_timeouts(&self, limit: u32, on_reached: OnUnresponsive) {
+        *lock(&self.timeout_limit) = Some(TimeoutLimit {
+            limit,
+            on_reached,
+            reached: false,
+        });
+    }
+
+    /// The message of a run stopped by the timeout limit, once it was reached.
+    #[must_use]
+    pub fn unresponsive(&self) -> Option<String> {
+        let limit = lock(&self.timeout_limit);
+        limit
+            .as_ref()
+            .filter(|l| l.reached)
+            .map(|l| unresponsive_message(l.limit, self.timeout))
+    }
+
+    /// Count a request's end towards the timeout limit.
+    fn count_timeout(&self, inner: &mut Inner, timed_out: bool) {
+        if !timed_out {
+            inner.timeouts_in_a_row = 0;
+            return;
+        }
+        inner.timeouts_in_a_row += 1;
+        let mut slot = lock(&self.timeout_limit);
+        if let Some(l) = slot.as_mut() {
+            if !l.reached && inner.timeouts_in_a_row >= l.limit {
+                l.reached = true;
+                (l.on_reached)(unresponsive_message(l.limit, self.timeout));
+            }
+        }
     }
 
     /// The producer's hello (the latest, after a restart).
@@ -928,7 +981,9 @@ impl Session {
             schema: self.db.schema.as_str().to_owned(),
             job: job.clone(),
         };
+        self.gave_up()?;
         let answer = inner.producer.enqueue(&request, self.timeout);
+        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
         if let Ok(EnqueueAnswer::Enqueued { job_id, .. }) = &answer {
             inner.answered.push(*job_id);
         }
@@ -949,11 +1004,21 @@ impl Session {
             schema: self.db.schema.as_str().to_owned(),
             jobs,
         };
+        self.gave_up()?;
         let answer = inner.producer.bulk(&request, self.timeout);
+        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
         if let Ok(BulkAnswer::Published(ids)) = &answer {
             inner.answered.extend_from_slice(ids);
         }
         answer.map_err(|fault| self.fault(inner, fault))
+    }
+
+    /// A harness error instead of a request once the timeout limit was reached.
+    fn gave_up(&self) -> Result<(), CaseFailure> {
+        match self.unresponsive() {
+            Some(message) => Err(CaseFailure::harness(format!("not asked: {message}"))),
+            None => Ok(()),
+        }
     }
 
     /// The harness error of a producer fault, after restarting the producer.
@@ -1264,6 +1329,17 @@ impl Session {
             })
             .map_err(|e| CaseFailure::harness(e.to_string()))?
     }
+}
+
+/// Why a run stopped at `--max-consecutive-timeouts`.
+fn unresponsive_message(limit: u32, timeout: Duration) -> String {
+    format!(
+        "the producer timed out (--adapter-timeout {}s) on {limit} requests in a row, each \
+         after a restart (--max-consecutive-timeouts {limit}), so the run stopped and the \
+         remaining cases did not run: fix the producer's hang (its stderr is attached to the \
+         cases that timed out), or raise --adapter-timeout if it is only slow",
+        timeout.as_secs_f64()
+    )
 }
 
 /// `v` as an SQL string literal, as a message shows a queue or login.

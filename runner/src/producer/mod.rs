@@ -165,6 +165,10 @@ pub struct CheckOptions {
     pub enqueue_timeout: Duration,
     /// Which cases to run, by trial name (`None`: all).
     pub filter: Option<CaseFilter>,
+    /// Stop after the producer timed out on this many requests in a row (the CLI's
+    /// `--max-consecutive-timeouts`); the cases not run are left out of the results, and a
+    /// harness error `producer::unresponsive` says why.
+    pub max_consecutive_timeouts: u32,
 }
 
 impl std::fmt::Debug for CheckOptions {
@@ -172,6 +176,7 @@ impl std::fmt::Debug for CheckOptions {
         f.debug_struct("CheckOptions")
             .field("enqueue_timeout", &self.enqueue_timeout)
             .field("filter", &self.filter.is_some())
+            .field("max_consecutive_timeouts", &self.max_consecutive_timeouts)
             .finish()
     }
 }
@@ -181,6 +186,7 @@ impl Default for CheckOptions {
         Self {
             enqueue_timeout: crate::adapter::DEFAULT_TIMEOUT,
             filter: None,
+            max_consecutive_timeouts: crate::cli::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
         }
     }
 }
@@ -238,9 +244,19 @@ pub fn check(
     expected.check_ids(all.iter().map(|c| c.name.as_str()))?;
     let ctx = RunContext::new(expected);
     let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
+    session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
     for case in all {
         if options.filter.as_ref().is_some_and(|f| !f(&case.name)) {
             continue;
+        }
+        if let Some(message) = session.unresponsive() {
+            ctx.record(
+                SUITE,
+                format!("{SUITE}::unresponsive"),
+                Err(crate::outcome::CaseFailure::harness(message)),
+                0.0,
+            );
+            break;
         }
         let name = case.name.clone();
         let started = std::time::Instant::now();
@@ -460,6 +476,16 @@ pub fn run_trials(
         args.adapter_timeout(),
         login,
     )?;
+    {
+        let ctx = Arc::clone(ctx);
+        session.limit_timeouts(
+            args.max_consecutive_timeouts,
+            Arc::new(move |message| {
+                ctx.record_run_error(format!("producer: {message}"));
+                ctx.request_stop(crate::interrupt::StopReason::ProducerUnresponsive);
+            }),
+        );
+    }
     let hello = session.hello();
     ctx.set_provenance(
         SUITE,

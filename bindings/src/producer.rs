@@ -268,6 +268,7 @@ pub(crate) fn _check_producer(
     let options = CheckOptions {
         enqueue_timeout: timeout,
         filter,
+        ..CheckOptions::default()
     };
     let argv = vec![
         "check_producer".to_owned(),

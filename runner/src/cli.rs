@@ -211,8 +211,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", help_heading = "Producers")]
     pub producer: Option<String>,
 
-    /// The DSN given to the producer (AWA_CONFORMANCE_DSN), e.g. to connect as the producer
-    /// role; default: the run's DSN.
+    /// The DSN given to the producer (AWA_CONFORMANCE_DSN); default: the run's temporary
+    /// login role (a member of --producer-role only, needs CREATEROLE; ADR 0049), else the
+    /// run's DSN.
     #[arg(
         long,
         value_name = "URL",
@@ -220,6 +221,19 @@ pub struct RunArgs {
         help_heading = "Producers"
     )]
     pub producer_dsn: Option<String>,
+
+    /// Stop the run (exit 6, the rest not run) when the producer times out (--adapter-timeout)
+    /// on this many requests in a row: a producer that hangs on every request would
+    /// otherwise cost the timeout once per case.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
+        value_parser = clap::value_parser!(u32).range(1..),
+        requires = "producer",
+        help_heading = "Producers"
+    )]
+    pub max_consecutive_timeouts: u32,
 
     /// With --producer: only check the producer's protocol with canned requests (hello, two
     /// enqueues, one refusal, stop), as `producer::protocol::<step>`, without judging what it
@@ -253,6 +267,10 @@ pub fn seconds(text: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
     }
 }
+
+/// Default of `--max-consecutive-timeouts`: one slow request is a fault of its case, three in
+/// a row (each after a fresh restart) a producer that no longer answers.
+pub const DEFAULT_MAX_CONSECUTIVE_TIMEOUTS: u32 = 3;
 
 impl RunArgs {
     /// `--case-timeout` as a duration.

@@ -24,6 +24,9 @@ pub enum StopReason {
     Terminate,
     /// stdout was closed (`| head -1`) or could not be written.
     StdoutClosed,
+    /// The producer timed out on `--max-consecutive-timeouts` requests in a row: a harness
+    /// error of the run (exit 6), not an interruption; the rest cannot be checked.
+    ProducerUnresponsive,
 }
 
 impl StopReason {
@@ -34,6 +37,7 @@ impl StopReason {
             Self::Interrupt => exit::INTERRUPTED,
             Self::Terminate => exit::TERMINATED,
             Self::StdoutClosed => exit::STDOUT_CLOSED,
+            Self::ProducerUnresponsive => exit::HARNESS,
         }
     }
 
@@ -44,7 +48,17 @@ impl StopReason {
             Self::Interrupt => "the run was interrupted (SIGINT)",
             Self::Terminate => "the run was terminated (SIGTERM)",
             Self::StdoutClosed => "stdout was closed, so the run stopped",
+            Self::ProducerUnresponsive => {
+                "the producer stopped answering (--max-consecutive-timeouts), so the run stopped"
+            }
         }
+    }
+
+    /// Whether the run was stopped from outside (signal, closed stdout), so its verdict is
+    /// `interrupted`; otherwise the run stopped itself on a harness error (verdict `error`).
+    #[must_use]
+    pub fn is_interruption(self) -> bool {
+        !matches!(self, Self::ProducerUnresponsive)
     }
 }
 

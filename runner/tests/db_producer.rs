@@ -326,6 +326,209 @@ fn a_late_answer_never_serves_the_next_case() {
     assert_clean(&s);
 }
 
+/// Wait (bounded) until the test producer wrote its pid file: the run has started.
+fn wait_for(pidfile: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !pidfile.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the producer did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The rows of queue `stray` (outside every run's queues): (enqueuing login, id).
+fn stray_rows(s: &Scratch) -> Vec<Vec<Option<String>>> {
+    s.sql("SELECT enqueued_by, id::text FROM @S@.contract_jobs WHERE queue = 'stray' ORDER BY id")
+}
+
+/// ADR 0049: what a producer commits outside the run's queues (here a job it never answers,
+/// in the queue `stray`) is removed after its case, found by the run-scoped login the engine
+/// gave the producer; a job another login commits into the same queue while the run goes on
+/// is left alone. The verdict is today's: every case passes (the judge never saw the stray
+/// jobs). Before ADR 0049 the sweep went by queue name only and every stray job stayed.
+fn stray_writes_are_removed_and_other_logins_rows_kept() {
+    let s = Scratch::install(&dsn(), "prod_stray");
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let report = dir.path().join("r.json");
+    let cmd = format!(
+        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT=stray_on=routing_precedence {}",
+        pidfile.display(),
+        producer()
+    );
+    let child = db_support::spawn(
+        &[
+            "--dsn",
+            &s.dsn,
+            "--schema",
+            &s.schema,
+            "--producer",
+            &cmd,
+            "--report-json",
+            report.to_str().unwrap(),
+            "-q",
+            "producer::routing_precedence::",
+        ],
+        &[],
+    );
+    wait_for(&pidfile);
+    // Another login (the test's own) in the same queue, inside the run's time window.
+    let other = s.sql("SELECT (@S@.insert_job('awa_conformance.probe', 'stray')).job_id::text");
+    let out = db_support::wait(child, 300);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(report["summary"]["passed"].as_u64().unwrap() > 5);
+    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    assert_eq!(
+        stray_rows(&s),
+        vec![vec![Some(login), other[0][0].clone()]],
+        "exactly the other login's job is left in queue stray"
+    );
+    assert_clean(&s);
+}
+
+/// ADR 0049, a producer given a DSN of its own (`--producer-dsn`): the engine knows its login
+/// but not that only this run uses it, so it removes the jobs the producer answered that this
+/// login enqueued (here misrouted into the queue `stray`; each such case fails on its queue),
+/// and leaves the job the same login committed there before the run, and another login's.
+fn answered_jobs_outside_the_run_are_removed_by_id_and_login() {
+    let s = Scratch::install(&dsn(), "prod_misroute");
+    let before = s.sql(
+        "SELECT (@S@.insert_job('awa_conformance.probe', 'stray')).job_id::text; \
+         INSERT INTO @S@.contract_jobs (kind, queue, args, state, priority, max_attempts, \
+             run_at, created_at, metadata, tags, enqueue_shard, route_source, enqueued_by) \
+         VALUES ('awa_conformance.probe', 'stray', '{}', 'available', 2, 25, now(), now(), \
+             '{}', '{}', 0, 'rotor', 'another_login') RETURNING id::text",
+    );
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=misroute_on=rp-9e6748299535");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--producer-dsn",
+            &s.dsn,
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = messages(&report, "failed");
+    assert!(!failed.is_empty());
+    assert!(
+        failed
+            .iter()
+            .all(|(n, m)| n.contains("rp-9e6748299535") && m.contains("stored in queue \"stray\"")),
+        "{failed:?}"
+    );
+    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    assert_eq!(
+        stray_rows(&s),
+        vec![
+            vec![Some(login), before[0][0].clone()],
+            vec![Some("another_login".to_owned()), before[1][0].clone()],
+        ],
+        "only the answered jobs left queue stray"
+    );
+    assert_clean(&s);
+}
+
+/// ADR 0049: a job of another login that holds the unique key a case needs (a leftover, in a
+/// queue no run owns) is never removed by the run; the case errors naming the job, its queue,
+/// the key and the enqueuing login, with a statement that removes it; after running exactly
+/// that statement the case passes.
+fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
+    let s = Scratch::install(&dsn(), "prod_block");
+    // uk-12500e5131e3 ("kind only") is a global key: the claim ignores the queue.
+    let key = "bee8bfbcd9d48e51f79059a523039018";
+    let id = s.sql(&format!(
+        "SELECT (@S@.insert_job('send_email', 'elsewhere', p_unique_key => '\\x{key}'::bytea, \
+         p_unique_states => B'11111000'::varbit)).job_id::text"
+    ))[0][0]
+        .clone()
+        .unwrap();
+    let filter = "producer::unique_key::uk-12500e5131e3";
+    let (out, report) = run_with_report(&s, &["--producer", &producer(), filter]);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let errored = messages(&report, "errored");
+    assert_eq!(errored.len(), 1, "{errored:?}");
+    let message = &errored[0].1;
+    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    for part in [
+        format!("job {id} in queue 'elsewhere'"),
+        format!("unique key {key}"),
+        format!("enqueued by login '{login}'"),
+    ] {
+        assert!(message.contains(&part), "{part:?} missing from: {message}");
+    }
+    assert_eq!(
+        s.sql("SELECT count(*)::text FROM @S@.contract_jobs WHERE queue = 'elsewhere'"),
+        vec![vec![Some("1".to_owned())]],
+        "the run removed a job that is not its own"
+    );
+    let statement = message
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("WITH claim AS (DELETE"))
+        .unwrap_or_else(|| panic!("no removal statement in: {message}"));
+    db_support::sql(&s.dsn, statement);
+    let (out, report) = run_with_report(&s, &["--producer", &producer(), filter]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(cases_with(&report, "passed"), vec![filter.to_owned()]);
+    assert_clean(&s);
+}
+
+/// A producer that hangs on every request: after --max-consecutive-timeouts (here 2) timeouts
+/// in a row the run stops as a harness error (exit 6, verdict error) naming the count, every
+/// other case is recorded as not run (or, if it was already waiting for the producer, as not
+/// asked), the report is written and no row is left. Without the limit every case would
+/// wait for its own timeout (errored, one by one).
+fn a_producer_hanging_on_every_request_stops_the_run() {
+    let s = Scratch::install(&dsn(), "prod_hang");
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=hang_on=producer::");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--adapter-timeout",
+            "1",
+            "--max-consecutive-timeouts",
+            "2",
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert_eq!(report["verdict"], "error");
+    let timed_out: Vec<(String, String)> = messages(&report, "errored")
+        .into_iter()
+        .filter(|(_, m)| m.contains("did not answer within 1s"))
+        .collect();
+    assert_eq!(timed_out.len(), 2, "{timed_out:?}");
+    let errors = report["run_errors"].to_string();
+    assert!(
+        errors.contains("on 2 requests in a row") && errors.contains("--max-consecutive-timeouts"),
+        "{errors}"
+    );
+    let summary = &report["summary"];
+    let (total, ignored, errored) = (
+        summary["total"].as_u64().unwrap(),
+        summary["ignored"].as_u64().unwrap(),
+        summary["errored"].as_u64().unwrap(),
+    );
+    assert!(total > 100, "{summary}");
+    assert_eq!(ignored + errored, total, "{summary}");
+    assert!(
+        errored <= 2 + 4,
+        "only cases already waiting are not asked: {summary}"
+    );
+    assert!(messages(&report, "ignored")
+        .iter()
+        .all(|(_, m)| m.contains("not run: the producer stopped answering")));
+    assert_clean(&s);
+}
+
 fn list_does_not_start_the_producer() {
     let out = db_support::run(
         &[
@@ -682,6 +885,26 @@ fn main() {
             "validate_producer_checks_the_protocol_alone",
             Gate::Dsn,
             validate_producer_checks_the_protocol_alone,
+        ),
+        (
+            "a_producer_hanging_on_every_request_stops_the_run",
+            Gate::Dsn,
+            a_producer_hanging_on_every_request_stops_the_run,
+        ),
+        (
+            "stray_writes_are_removed_and_other_logins_rows_kept",
+            Gate::Dsn,
+            stray_writes_are_removed_and_other_logins_rows_kept,
+        ),
+        (
+            "answered_jobs_outside_the_run_are_removed_by_id_and_login",
+            Gate::Dsn,
+            answered_jobs_outside_the_run_are_removed_by_id_and_login,
+        ),
+        (
+            "a_foreign_job_holding_the_key_is_named_with_its_removal",
+            Gate::Dsn,
+            a_foreign_job_holding_the_key_is_named_with_its_removal,
         ),
     ])
 }

@@ -73,6 +73,34 @@ struct Inner {
     client: Option<Client>,
     seq: u64,
     cases: u64,
+    /// The job ids the producer answered in the current case (ADR 0049: its clean-up finds
+    /// them wherever they landed).
+    answered: Vec<i64>,
+    /// Requests in a row that ended in a timeout (reset by any answer).
+    timeouts_in_a_row: u32,
+}
+
+/// Called once, with the message, when the producer has timed out on the limit of requests
+/// in a row ([`Session::limit_timeouts`]): the caller stops the run.
+pub type OnUnresponsive = Arc<dyn Fn(String) + Send + Sync>;
+
+/// `--max-consecutive-timeouts` and what to do when it is reached.
+struct TimeoutLimit {
+    limit: u32,
+    on_reached: OnUnresponsive,
+    reached: bool,
+}
+
+/// The login a producer enqueues as, as far as the engine knows it (ADR 0049).
+#[derive(Debug, Clone, Default)]
+pub struct ProducerLogin {
+    /// A login role only this run uses, given to the producer by the engine: every row it
+    /// writes is the run's, and is removed after each case wherever it landed.
+    pub run_scoped: Option<String>,
+    /// The login an answered job id must have been enqueued by to be removed (the run-scoped
+    /// login, else the user of the DSN the producer was given); `None`: answered ids outside
+    /// the case's queues are not removed.
+    pub answers: Option<String>,
 }
 
 /// What the engine checks against: the contract's `insert_job`, or released Awa's
@@ -143,6 +171,8 @@ pub struct Session {
     db: Arc<DbSetup>,
     target: Target,
     timeout: Duration,
+    login: ProducerLogin,
+    timeout_limit: Mutex<Option<TimeoutLimit>>,
     hello: Mutex<Hello>,
     inner: Mutex<Inner>,
 }
@@ -512,9 +542,23 @@ impl Session {
     /// # Errors
     /// [`crate::error::Error::Harness`] when the producer cannot start or its hello is wrong.
     pub fn start(
+        producer: Box<dyn Producer>,
+        db: Arc<DbSetup>,
+        timeout: Duration,
+    ) -> Result<Arc<Self>, crate::error::Error> {
+        Self::start_as(producer, db, timeout, ProducerLogin::default())
+    }
+
+    /// [`Self::start`] for a producer that enqueues as `login` (ADR 0049): after each case
+    /// the engine also removes what that login wrote outside the case's queues.
+    ///
+    /// # Errors
+    /// As [`Self::start`].
+    pub fn start_as(
         mut producer: Box<dyn Producer>,
         db: Arc<DbSetup>,
         timeout: Duration,
+        login: ProducerLogin,
     ) -> Result<Arc<Self>, crate::error::Error> {
         let hello = producer.hello().map_err(|e| crate::error::Error::Harness {
             detail: with_stderr(&e.to_string(), &producer.take_diagnostics()),
@@ -526,14 +570,55 @@ impl Session {
             target: Target::of(&db),
             db,
             timeout,
+            login,
+            timeout_limit: Mutex::new(None),
             hello: Mutex::new(hello),
             inner: Mutex::new(Inner {
                 producer,
                 client: None,
                 seq: 0,
                 cases: 0,
+                answered: Vec::new(),
+                timeouts_in_a_row: 0,
             }),
         }))
+    }
+
+    /// After `limit` requests in a row that timed out, call `on_reached` once with a message
+    /// naming the count (`--max-consecutive-timeouts`); every later case errors at once
+    /// instead of waiting for the timeout again.
+    pub fn limit_timeouts(&self, limit: u32, on_reached: OnUnresponsive) {
+        *lock(&self.timeout_limit) = Some(TimeoutLimit {
+            limit,
+            on_reached,
+            reached: false,
+        });
+    }
+
+    /// The message of a run stopped by the timeout limit, once it was reached.
+    #[must_use]
+    pub fn unresponsive(&self) -> Option<String> {
+        let limit = lock(&self.timeout_limit);
+        limit
+            .as_ref()
+            .filter(|l| l.reached)
+            .map(|l| unresponsive_message(l.limit, self.timeout))
+    }
+
+    /// Count a request's end towards the timeout limit.
+    fn count_timeout(&self, inner: &mut Inner, timed_out: bool) {
+        if !timed_out {
+            inner.timeouts_in_a_row = 0;
+            return;
+        }
+        inner.timeouts_in_a_row += 1;
+        let mut slot = lock(&self.timeout_limit);
+        if let Some(l) = slot.as_mut() {
+            if !l.reached && inner.timeouts_in_a_row >= l.limit {
+                l.reached = true;
+                (l.on_reached)(unresponsive_message(l.limit, self.timeout));
+            }
+        }
     }
 
     /// The producer's hello (the latest, after a restart).
@@ -594,6 +679,7 @@ impl Session {
     pub fn run(&self, case: &Case) -> Result<Verdict, CaseFailure> {
         let mut inner = lock(&self.inner);
         inner.cases += 1;
+        inner.answered.clear();
         let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
         let plan = plan(case, &scope);
         let outcome = match &case.kind {
@@ -626,6 +712,55 @@ impl Session {
             .client
             .as_ref()
             .ok_or_else(|| CaseFailure::harness("no connection"))
+    }
+
+    /// The message of a case whose unique key a job outside the case holds: that job (id,
+    /// queue, key, enqueuing login) and the statement that removes it (ADR 0049). The run
+    /// never removes it itself: it is not the run's.
+    fn blocked(&self, inner: &mut Inner, key: Option<&[u8]>, refusal: &str) -> String {
+        let key_hex = key.map_or_else(|| "NULL".to_owned(), hex);
+        let head = format!(
+            "a job outside this case already holds the unique key {key_hex} the case needs \
+             (insert_job: {refusal})"
+        );
+        let (Target::Contract, Some(key)) = (&self.target, key) else {
+            return format!(
+                "{head}; it is not this run's, so the run leaves it: remove the job holding \
+                 that key, then rerun"
+            );
+        };
+        let s = self.db.schema.quoted();
+        let found = self.client(inner).and_then(|client| {
+            self.db
+                .pg
+                .block_on(client.query_opt(
+                    &include_str!("../../sql/blocking_job.sql").replace("@S@", s),
+                    &[&key],
+                ))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| self.db_err("looking up the job that holds the key", &e))
+        });
+        match found {
+            Ok(Some(row)) => {
+                let id: i64 = row.get(0);
+                let queue: Option<String> = row.get(1);
+                let login: Option<String> = row.get(2);
+                format!(
+                    "{head}: job {id} in queue {}, enqueued by login {}. It is not this \
+                     run's, so the run leaves it. If nothing else needs it, remove it and \
+                     rerun:\n  WITH claim AS (DELETE FROM {s}.job_unique_claims WHERE job_id \
+                     = {id}) DELETE FROM {s}.contract_jobs WHERE id = {id};",
+                    queue
+                        .as_deref()
+                        .map_or_else(|| "(no job row, only its claim)".to_owned(), sql_literal),
+                    login
+                        .as_deref()
+                        .map_or_else(|| "(unknown)".to_owned(), sql_literal),
+                )
+            }
+            Ok(None) => format!("{head}; no claim holds it any more: rerun"),
+            Err(e) => format!("{head}; {}", e.message),
+        }
     }
 
     fn db_err(&self, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
@@ -846,7 +981,12 @@ impl Session {
             schema: self.db.schema.as_str().to_owned(),
             job: job.clone(),
         };
+        self.gave_up()?;
         let answer = inner.producer.enqueue(&request, self.timeout);
+        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
+        if let Ok(EnqueueAnswer::Enqueued { job_id, .. }) = &answer {
+            inner.answered.push(*job_id);
+        }
         answer.map_err(|fault| self.fault(inner, fault))
     }
 
@@ -864,8 +1004,21 @@ impl Session {
             schema: self.db.schema.as_str().to_owned(),
             jobs,
         };
+        self.gave_up()?;
         let answer = inner.producer.bulk(&request, self.timeout);
+        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
+        if let Ok(BulkAnswer::Published(ids)) = &answer {
+            inner.answered.extend_from_slice(ids);
+        }
         answer.map_err(|fault| self.fault(inner, fault))
+    }
+
+    /// A harness error instead of a request once the timeout limit was reached.
+    fn gave_up(&self) -> Result<(), CaseFailure> {
+        match self.unresponsive() {
+            Some(message) => Err(CaseFailure::harness(format!("not asked: {message}"))),
+            None => Ok(()),
+        }
     }
 
     /// The harness error of a producer fault, after restarting the producer.
@@ -1035,10 +1188,10 @@ impl Session {
                     Some(r.clone())
                 }
                 (Outcome::Stored(_), Err(r)) if r.sqlstate == "23505" => {
-                    return Err(CaseFailure::harness(format!(
-                        "a job outside this case already holds the unique key the case needs \
-                     ({}); remove it, or rerun",
-                        r.message
+                    return Err(CaseFailure::harness(self.blocked(
+                        inner,
+                        step.call.unique_key.as_deref(),
+                        &r.message,
                     )))
                 }
                 (Outcome::Stored(_), Err(r)) => return Err(CaseFailure::mismatch(
@@ -1142,7 +1295,8 @@ impl Session {
         }
     }
 
-    /// Remove every row of the case's queues (and their claims), then release its lock.
+    /// Remove every row of the case's queues (and their claims), and what the producer's
+    /// login wrote anywhere else (ADR 0049), then release its lock.
     fn cleanup(
         &self,
         inner: &mut Inner,
@@ -1150,11 +1304,17 @@ impl Session {
         key_lock: Option<(i32, i32)>,
     ) -> Result<(), CaseFailure> {
         let db = Arc::clone(&self.db);
+        let answered = std::mem::take(&mut inner.answered);
+        let by_login = crate::suites::db::ByLogin {
+            run_login: self.login.run_scoped.as_deref(),
+            answered: &answered,
+            answer_login: self.login.answers.as_deref(),
+        };
         let client = self.client(inner)?;
         self.db
             .pg
             .block_on(async {
-                db.sweep_scope_on(client, scope)
+                db.sweep_case_on(client, scope, by_login)
                     .await
                     .map_err(|e| CaseFailure::harness(format!("removing the case's rows: {e}")))?;
                 if let Some((k1, k2)) = key_lock {
@@ -1169,6 +1329,22 @@ impl Session {
             })
             .map_err(|e| CaseFailure::harness(e.to_string()))?
     }
+}
+
+/// Why a run stopped at `--max-consecutive-timeouts`.
+fn unresponsive_message(limit: u32, timeout: Duration) -> String {
+    format!(
+        "the producer timed out (--adapter-timeout {}s) on {limit} requests in a row, each \
+         after a restart (--max-consecutive-timeouts {limit}), so the run stopped and the \
+         remaining cases did not run: fix the producer's hang (its stderr is attached to the \
+         cases that timed out), or raise --adapter-timeout if it is only slow",
+        timeout.as_secs_f64()
+    )
+}
+
+/// `v` as an SQL string literal, as a message shows a queue or login.
+fn sql_literal(v: &str) -> String {
+    format!("'{}'", v.replace('\'', "''"))
 }
 
 /// `f` as the finding of row `k` (0-based) of a batch, from vector `id`.

@@ -18,8 +18,11 @@
 //! 4. It asks the producer to enqueue (bounded by the enqueue timeout).
 //! 5. It reads the stored job back through `job_routing` as its own role.
 //! 6. It judges stored vs vector vs `insert_job` ([`judge`]), naming the layer of a mismatch.
-//! 7. It removes every row of the case's queues (and their claims); whatever a killed run
-//!    left is swept by the next run (the run-scoped names and liveness lock of the SQL suites).
+//! 7. It removes every row of the case's queues (and their claims), and what the producer
+//!    wrote elsewhere: every row of the run's temporary login (the producer's login unless
+//!    `--producer-dsn` is given) and the answered jobs of the producer's login, never another
+//!    login's (ADR 0049); whatever a killed run left is swept by the next run (the run-scoped
+//!    names and login, and the liveness lock of the SQL suites).
 //!
 //! A producer declaring `bulk` is also sent whole batches (`producer::bulk::*`,
 //! docs/contract.md §14, ADR 0045): every routing vector of a width in one batch, each row
@@ -162,6 +165,10 @@ pub struct CheckOptions {
     pub enqueue_timeout: Duration,
     /// Which cases to run, by trial name (`None`: all).
     pub filter: Option<CaseFilter>,
+    /// Stop after the producer timed out on this many requests in a row (the CLI's
+    /// `--max-consecutive-timeouts`); the cases not run are left out of the results, and a
+    /// harness error `producer::unresponsive` says why.
+    pub max_consecutive_timeouts: u32,
 }
 
 impl std::fmt::Debug for CheckOptions {
@@ -169,6 +176,7 @@ impl std::fmt::Debug for CheckOptions {
         f.debug_struct("CheckOptions")
             .field("enqueue_timeout", &self.enqueue_timeout)
             .field("filter", &self.filter.is_some())
+            .field("max_consecutive_timeouts", &self.max_consecutive_timeouts)
             .finish()
     }
 }
@@ -178,6 +186,7 @@ impl Default for CheckOptions {
         Self {
             enqueue_timeout: crate::adapter::DEFAULT_TIMEOUT,
             filter: None,
+            max_consecutive_timeouts: crate::cli::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
         }
     }
 }
@@ -235,9 +244,19 @@ pub fn check(
     expected.check_ids(all.iter().map(|c| c.name.as_str()))?;
     let ctx = RunContext::new(expected);
     let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
+    session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
     for case in all {
         if options.filter.as_ref().is_some_and(|f| !f(&case.name)) {
             continue;
+        }
+        if let Some(message) = session.unresponsive() {
+            ctx.record(
+                SUITE,
+                format!("{SUITE}::unresponsive"),
+                Err(crate::outcome::CaseFailure::harness(message)),
+                0.0,
+            );
+            break;
         }
         let name = case.name.clone();
         let started = std::time::Instant::now();
@@ -316,19 +335,96 @@ pub fn listed(
         .collect()
 }
 
-/// The DSN a producer is given: `--producer-dsn`, else the run's `--dsn` or `DATABASE_URL`
-/// as written (so TLS files and options pass through), else the door's own connection
-/// string (a throwaway cluster, or `PG*` variables).
-fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> String {
-    args.producer_dsn
-        .clone()
-        .or_else(|| args.dsn.clone())
-        .or_else(|| {
-            std::env::var("DATABASE_URL")
-                .ok()
-                .filter(|d| !d.trim().is_empty())
-        })
-        .unwrap_or_else(|| db.pg.dsn().conninfo())
+/// The DSN a producer is given, and the login the engine knows it enqueues as (ADR 0049):
+/// `--producer-dsn` as written (its user's answered jobs are removed, nothing else it
+/// writes outside the case's queues); else, on a contract database where the runner can
+/// create it, the run's temporary login role (a member of the producer role only, used by
+/// nothing else, so every row it writes is removed wherever it landed); else the run's
+/// `--dsn` or `DATABASE_URL` as written (so TLS files and options pass through), else the
+/// door's own connection string (a throwaway cluster, or `PG*` variables), each with its
+/// user's answered jobs removed.
+fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> (String, engine::ProducerLogin) {
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let user_of = |dsn: &str| {
+        crate::pg::Dsn::parse(dsn, crate::pg::DsnSource::Flag, &env)
+            .ok()
+            .map(|d| d.user().to_owned())
+            .filter(|u| !u.is_empty())
+    };
+    if let Some(dsn) = &args.producer_dsn {
+        let answers = user_of(dsn);
+        return (
+            dsn.clone(),
+            engine::ProducerLogin {
+                run_scoped: None,
+                answers,
+            },
+        );
+    }
+    let written = args.dsn.clone().or_else(|| {
+        std::env::var("DATABASE_URL")
+            .ok()
+            .filter(|d| !d.trim().is_empty())
+    });
+    if db.compat.is_none() {
+        if let Ok(login) = db.run_login() {
+            let dsn = written.as_deref().map_or_else(
+                || login.conninfo.clone(),
+                |w| as_login(w, &login.role, &login.password),
+            );
+            return (
+                dsn,
+                engine::ProducerLogin {
+                    run_scoped: Some(login.role.clone()),
+                    answers: Some(login.role),
+                },
+            );
+        }
+    }
+    let dsn = written.unwrap_or_else(|| db.pg.dsn().conninfo());
+    let answers = user_of(&dsn).or_else(|| Some(db.pg.dsn().user().to_owned()));
+    (
+        dsn,
+        engine::ProducerLogin {
+            run_scoped: None,
+            answers,
+        },
+    )
+}
+
+/// The run's DSN as written (a `postgres://` URL or a libpq key=value string, so its TLS files
+/// and options pass through, and a producer that reads only URLs still gets one), logging
+/// in as `user` with `password` instead. Both are the runner's own (`[0-9a-z_]`), so they
+/// need no escaping.
+fn as_login(written: &str, user: &str, password: &str) -> String {
+    let written = written.trim();
+    let scheme = ["postgresql://", "postgres://"]
+        .into_iter()
+        .find(|s| written.starts_with(s));
+    let Some(scheme) = scheme else {
+        // libpq: a later keyword overrides an earlier one.
+        return format!("{written} user='{user}' password='{password}'");
+    };
+    let rest = written.get(scheme.len()..).unwrap_or("");
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let hosts = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    // A `user=`/`password=` query parameter would override the userinfo: drop them.
+    let tail = match tail.split_once('?') {
+        None => tail.to_owned(),
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.starts_with("user=") && !p.starts_with("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+    };
+    format!("{scheme}{user}:{password}@{hosts}{tail}")
 }
 
 /// `--producer CMD`: start the producer (with a database) and build its trials; returns the
@@ -351,10 +447,11 @@ pub fn run_trials(
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
+    let (dsn, login) = producer_dsn(args, db);
     let producer = process::SubprocessProducer::new(
         cmd,
         vec![
-            (DSN_ENV.to_owned(), producer_dsn(args, db)),
+            (DSN_ENV.to_owned(), dsn),
             (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
         ],
         process::ProcessLimits {
@@ -373,8 +470,22 @@ pub fn run_trials(
         );
         return Ok((validate::trials(ctx, steps), None));
     }
-    let session =
-        engine::Session::start(Box::new(producer), Arc::clone(db), args.adapter_timeout())?;
+    let session = engine::Session::start_as(
+        Box::new(producer),
+        Arc::clone(db),
+        args.adapter_timeout(),
+        login,
+    )?;
+    {
+        let ctx = Arc::clone(ctx);
+        session.limit_timeouts(
+            args.max_consecutive_timeouts,
+            Arc::new(move |message| {
+                ctx.record_run_error(format!("producer: {message}"));
+                ctx.request_stop(crate::interrupt::StopReason::ProducerUnresponsive);
+            }),
+        );
+    }
     let hello = session.hello();
     ctx.set_provenance(
         SUITE,
@@ -387,4 +498,33 @@ pub fn run_trials(
         trials(ctx, Some(&session), no_db_reason, vectors),
         Some(session),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_login;
+
+    #[test]
+    fn the_run_login_keeps_the_written_dsn() {
+        assert_eq!(
+            as_login(
+                "postgres://me:x@db:5433/x?sslmode=require&user=me",
+                "r",
+                "p"
+            ),
+            "postgres://r:p@db:5433/x?sslmode=require"
+        );
+        assert_eq!(
+            as_login("postgresql://db/x", "r", "p"),
+            "postgresql://r:p@db/x"
+        );
+        assert_eq!(
+            as_login("postgres://h1,h2:7", "r", "p"),
+            "postgres://r:p@h1,h2:7"
+        );
+        assert_eq!(
+            as_login("host=db user=me sslrootcert=/ca.pem", "r", "p"),
+            "host=db user=me sslrootcert=/ca.pem user='r' password='p'"
+        );
+    }
 }

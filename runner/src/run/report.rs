@@ -301,7 +301,8 @@ impl Conclusion {
             Conclusion::HarnessError
             | Conclusion::NothingChecked { .. }
             | Conclusion::Failed(_) => Verdict::Error,
-            Conclusion::Interrupted(_) => Verdict::Interrupted,
+            Conclusion::Interrupted(reason) if reason.is_interruption() => Verdict::Interrupted,
+            Conclusion::Interrupted(_) => Verdict::Error,
         }
     }
 }

@@ -6,8 +6,10 @@
 //! `AWA_TEST_PRODUCER_MUTANT` makes it wrong in one way, so the tests can show that the engine
 //! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
 //! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`,
-//! `late_on=SUBSTR` (answers after 2.5 s) and `garbage_on=SUBSTR` (for a case whose name
-//! contains SUBSTR).
+//! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
+//! commits a job it never answers into the queue `stray`, outside the run's queues) and
+//! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
+//! case whose name contains SUBSTR).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -103,6 +105,38 @@ const INSERT: &str = "SELECT job_id FROM @S@.insert_job($1::text, $2::text, $3::
     $4::smallint, $5::smallint, $6::text::timestamptz, $7::text::jsonb, $8::text[], $9::bytea, \
     @STATES@, $11::bytea, $12::bytea, $13::text::jsonb)";
 
+/// Commit a plain job of `job`'s kind into the queue `stray` (outside every run's queues)
+/// and return its id: the mistake of a producer that writes where it was not asked to.
+async fn stray_job(
+    client: &tokio_postgres::Client,
+    insert: &tokio_postgres::Statement,
+    job: &Json,
+) -> i64 {
+    let kind = job["kind"].as_str().unwrap().to_owned();
+    client
+        .query_one(
+            insert,
+            &[
+                &kind,
+                &"stray",
+                &"{}",
+                &None::<i16>,
+                &None::<i16>,
+                &None::<String>,
+                &None::<String>,
+                &Vec::<String>::new(),
+                &None::<Vec<u8>>,
+                &None::<String>,
+                &None::<Vec<u8>>,
+                &None::<Vec<u8>>,
+                &"{}",
+            ],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mutant = std::env::var("AWA_TEST_PRODUCER_MUTANT").unwrap_or_default();
@@ -168,6 +202,16 @@ async fn main() {
             continue;
         }
         let job = &req["job"];
+        if on("stray_on=", case) {
+            let stray = stray_job(&client, &insert, job).await;
+            eprintln!("test-producer: also committed job {stray} into queue stray");
+        }
+        if on("misroute_on=", case) {
+            let id = stray_job(&client, &insert, job).await;
+            writeln!(out, "{}", json!({"seq": seq, "job_id": id})).unwrap();
+            out.flush().unwrap();
+            continue;
+        }
         let args = from_typed(&job["args"]);
         let canonical = core::canonical_json(&args).unwrap();
         let hex_of = |k: &str| job[k].as_str().map(unhex);

@@ -553,7 +553,7 @@ fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 /// the staging table (every column but staged_by) and publish; the jobs are its own.
 fn as_producer(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     let pg = match producer(db) {
-        Producer::Ready(pg) => pg,
+        Producer::Ready(pg, _) => pg,
         Producer::NotApplicable(reason) => return Ok(Verdict::NotApplicable(reason)),
         Producer::Broken(msg) => return Err(CaseFailure::harness(msg)),
     };

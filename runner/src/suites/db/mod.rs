@@ -50,13 +50,31 @@ use crate::outcome::{
 };
 use crate::pg::{Pg, PgError, SchemaName};
 
-pub use sweep::run_id;
+pub use sweep::{run_id, ByLogin};
 
 /// The `suite` string every DB trial records.
 pub const SUITE: &str = "sql";
 
 /// The capability that marks contract revision 1.1, which this kit tests (ADR 0025).
 pub const CONTRACT_REVISION_CAPABILITY: &str = "contract_1_1";
+
+/// The run's temporary login role, as [`DbSetup::run_login`] gives it.
+pub struct RunLogin {
+    /// The role name (unquoted).
+    pub role: String,
+    /// Its random password (hex).
+    pub password: String,
+    /// A libpq key=value string logging in as it (server and TLS mode of the run's DSN).
+    pub conninfo: String,
+}
+
+impl std::fmt::Debug for RunLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunLogin")
+            .field("role", &self.role)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A checked database ready for the DB suites.
 #[derive(Debug)]
@@ -121,7 +139,39 @@ impl DbSetup {
         client: &tokio_postgres::Client,
         scope: &str,
     ) -> Result<(), PgError> {
-        sweep::sweep_on(client, self, scope, &[], None).await
+        sweep::sweep_on(client, self, scope, &[], sweep::ByLogin::default(), None).await
+    }
+
+    /// The run's temporary login role (`awa_conformance_<run>_login`, a member of the producer
+    /// role only; created by the first caller), its password (for a producer's environment
+    /// only: never print it) and the door's connection string that logs in as it. `Err` says
+    /// why there is none here (no CREATEROLE, no producer role, pg_hba.conf).
+    ///
+    /// # Errors
+    /// The reason, as the least-privilege suite reports it.
+    pub fn run_login(&self) -> Result<RunLogin, String> {
+        match privilege::producer(self) {
+            privilege::Producer::Ready(pg, password) => Ok(RunLogin {
+                role: privilege::role_name(self),
+                password: password.to_string(),
+                conninfo: pg.dsn().conninfo(),
+            }),
+            privilege::Producer::NotApplicable(why) | privilege::Producer::Broken(why) => Err(why),
+        }
+    }
+
+    /// [`Self::sweep_scope_on`], and the rows `by_login` finds wherever they landed (ADR
+    /// 0049): what a producer case wrote outside its queues.
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub async fn sweep_case_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+        by_login: sweep::ByLogin<'_>,
+    ) -> Result<(), PgError> {
+        sweep::sweep_on(client, self, scope, &[], by_login, None).await
     }
 
     /// How many committed rows of the schema's tables have a queue named `scope…` (a rejected

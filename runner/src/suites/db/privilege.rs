@@ -57,8 +57,9 @@ fn queue_base(db: &DbSetup) -> String {
 /// The shared login-role connection door, created once per run.
 #[derive(Debug, Clone)]
 pub(crate) enum Producer {
-    /// Logged in as the temporary role (a pool of its own).
-    Ready(Arc<Pg>),
+    /// Logged in as the temporary role (a pool of its own), and its password (for a
+    /// producer's DSN, ADR 0049; never printed).
+    Ready(Arc<Pg>, Arc<str>),
     /// The role cannot be created or cannot log in here (not applicable, with the reason).
     NotApplicable(String),
     /// The setup itself failed (harness error).
@@ -112,8 +113,8 @@ async fn create_role(
 }
 
 /// Create the role and commit the queue widths (run once, see [`producer`]); returns the
-/// role's DSN, or `Err(reason)` when not applicable.
-async fn set_up(db: &DbSetup) -> Result<Result<crate::pg::Dsn, String>, CaseFailure> {
+/// role's DSN and password, or `Err(reason)` when not applicable.
+async fn set_up(db: &DbSetup) -> Result<Result<(crate::pg::Dsn, String), String>, CaseFailure> {
     let admin = db.pg.connect().await.map_err(harness)?;
     // Hex of two random ids: no quoting issues, never printed.
     let password = format!("{}{}", run_id(), run_id());
@@ -128,11 +129,14 @@ async fn set_up(db: &DbSetup) -> Result<Result<crate::pg::Dsn, String>, CaseFail
         )
         .await
         .map_err(|e| setup_fail(db, "committing queue widths", &e))?;
-    Ok(Ok(db.pg.dsn().with_user(&role_name(db), &password)))
+    Ok(Ok((
+        db.pg.dsn().with_user(&role_name(db), &password),
+        password,
+    )))
 }
 
 /// Log in once as the role (proves pg_hba.conf lets it in); the connection is pooled.
-fn log_in(dsn: crate::pg::Dsn) -> Producer {
+fn log_in(dsn: crate::pg::Dsn, password: String) -> Producer {
     let pg = match Pg::new(dsn) {
         Ok(pg) => pg,
         Err(e) => return Producer::Broken(e.to_string()),
@@ -143,7 +147,7 @@ fn log_in(dsn: crate::pg::Dsn) -> Producer {
         Ok::<_, crate::pg::PgError>(())
     });
     match login {
-        Ok(Ok(())) => Producer::Ready(pg),
+        Ok(Ok(())) => Producer::Ready(pg, password.into()),
         Ok(Err(e)) | Err(e) => Producer::NotApplicable(format!(
             "cannot log in as the temporary role (pg_hba.conf may not allow it): {e}"
         )),
@@ -159,7 +163,7 @@ pub(super) fn producer(db: &DbSetup) -> Producer {
         return p.clone();
     }
     let made = match db.pg.block_on(set_up(db)) {
-        Ok(Ok(Ok(dsn))) => log_in(dsn),
+        Ok(Ok(Ok((dsn, password)))) => log_in(dsn, password),
         Ok(Ok(Err(reason))) => Producer::NotApplicable(reason),
         Ok(Err(f)) => Producer::Broken(f.message),
         Err(e) => Producer::Broken(e.to_string()),
@@ -174,7 +178,7 @@ fn as_login<T>(
     f: impl AsyncFnOnce(&Client) -> Result<T, CaseFailure>,
 ) -> Result<Result<T, CaseFailure>, Verdict> {
     let pg = match producer(db) {
-        Producer::Ready(pg) => pg,
+        Producer::Ready(pg, _) => pg,
         Producer::NotApplicable(reason) => return Err(Verdict::NotApplicable(reason)),
         Producer::Broken(msg) => return Ok(Err(CaseFailure::harness(msg))),
     };

@@ -1,6 +1,7 @@
 //! Run-scoped rows and roles: the run id that names them, the sweep that removes what a run
-//! committed, and the leftover sweep that removes what killed runs left behind, never what a
-//! live run owns.
+//! committed (by run-scoped queue name, and by the run's login wherever a row landed: ADR
+//! 0049), and the leftover sweep that removes what killed runs left behind, never what a live
+//! run owns.
 //!
 //! A run holds a session-level advisory lock keyed by its run id ([`liveness_key`]) for its
 //! whole life. Roles are cluster-wide but advisory locks are per database, so liveness is
@@ -110,7 +111,12 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         }
         let scope = format!("awa_conformance_{id}_");
         let role = format!("awa_conformance_{id}_login");
-        let res = sweep_on(live, db, &scope, &[], Some(&role)).await;
+        // The dead run's login wrote only that run's rows (ADR 0049), wherever they landed.
+        let by_login = ByLogin {
+            run_login: Some(&role),
+            ..ByLogin::default()
+        };
+        let res = sweep_on(live, db, &scope, &[], by_login, Some(&role)).await;
         live.query_one("SELECT pg_catalog.pg_advisory_unlock($1, $2)", &[&k1, &k2])
             .await
             .map_err(err)?;
@@ -131,9 +137,31 @@ pub fn run_id() -> String {
     format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
 }
 
+/// Rows found by who wrote them, wherever they landed (ADR 0049), in the tables that record
+/// the enqueuing login (`enqueued_by`, or `staged_by` of the staging table): every row of
+/// `run_login`, a login only this run uses, and the rows of the `answered` job ids whose
+/// login is `answer_login` (the login the producer was given). A row of any other login is
+/// never found this way, even one written while the run was going on: the database may be
+/// shared.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ByLogin<'a> {
+    /// A run-scoped login: all its rows are the run's.
+    pub run_login: Option<&'a str>,
+    /// Job ids the producer answered.
+    pub answered: &'a [i64],
+    /// The login an answered job must have been enqueued by to be removed.
+    pub answer_login: Option<&'a str>,
+}
+
+impl ByLogin<'_> {
+    fn is_empty(&self) -> bool {
+        self.run_login.is_none() && (self.answered.is_empty() || self.answer_login.is_none())
+    }
+}
+
 /// Remove committed rows of queues named `scope…` (and claims of their jobs plus
-/// `extra_job_ids`) from every table of the schema; with `role`, also drop that login role
-/// if it exists and has no session.
+/// `extra_job_ids`) from every table of the schema; with `role`, also every row that login
+/// wrote (ADR 0049), then drop that login role if it exists and has no session.
 pub(super) async fn sweep(
     db: &DbSetup,
     scope: &str,
@@ -141,15 +169,20 @@ pub(super) async fn sweep(
     role: Option<&str>,
 ) -> Result<(), PgError> {
     let client = db.pg.connect().await?;
-    sweep_on(&client, db, scope, extra_job_ids, role).await
+    let by_login = ByLogin {
+        run_login: role,
+        ..ByLogin::default()
+    };
+    sweep_on(&client, db, scope, extra_job_ids, by_login, role).await
 }
 
-/// [`sweep`] on a given connection.
+/// [`sweep`] on a given connection, with the rows `by_login` finds.
 pub(super) async fn sweep_on(
     client: &Client,
     db: &DbSetup,
     scope: &str,
     extra_job_ids: &[i64],
+    by_login: ByLogin<'_>,
     role: Option<&str>,
 ) -> Result<(), PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
@@ -157,6 +190,32 @@ pub(super) async fn sweep_on(
     let s = db.schema.quoted();
     let prefix = scope.to_owned();
     let mut ids: Vec<i64> = extra_job_ids.to_vec();
+    // Jobs found by their login, outside the run's queues too: their ids first, so that
+    // their claims go with them.
+    let by_login_tables: Vec<&SweepTable> = if by_login.is_empty() {
+        Vec::new()
+    } else {
+        tables.iter().filter(|t| t.login.is_some()).collect()
+    };
+    for t in by_login_tables.iter().filter(|t| t.job_id || t.id) {
+        let col = if t.job_id { "job_id" } else { "id" };
+        let rows = client
+            .query(
+                &include_str!("../../../sql/sweep_login_ids.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name))
+                    .replace("@ID@", col)
+                    .replace("@L@", &quote_ident(t.login.as_deref().unwrap_or_default())),
+                &[
+                    &by_login.run_login,
+                    &by_login.answered,
+                    &by_login.answer_login,
+                ],
+            )
+            .await
+            .map_err(err)?;
+        ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
+    }
     for t in tables.iter().filter(|t| t.queue && (t.job_id || t.id)) {
         let col = if t.job_id { "job_id" } else { "id" };
         let rows = client
@@ -199,6 +258,39 @@ pub(super) async fn sweep_on(
             .await
             .map_err(err)?;
         sequences.extend(rows.iter().map(|r| r.get::<_, String>(0)));
+    }
+    for t in &by_login_tables {
+        let login = quote_ident(t.login.as_deref().unwrap_or_default());
+        let table = quote_ident(&t.name);
+        if t.job_id || t.id {
+            let col = if t.job_id { "job_id" } else { "id" };
+            client
+                .execute(
+                    &include_str!("../../../sql/sweep_login_rows.sql")
+                        .replace("@S@", s)
+                        .replace("@T@", &table)
+                        .replace("@ID@", col)
+                        .replace("@L@", &login),
+                    &[
+                        &by_login.run_login,
+                        &by_login.answered,
+                        &by_login.answer_login,
+                    ],
+                )
+                .await
+                .map_err(err)?;
+        } else if by_login.run_login.is_some() {
+            client
+                .execute(
+                    &include_str!("../../../sql/sweep_login_staged.sql")
+                        .replace("@S@", s)
+                        .replace("@T@", &table)
+                        .replace("@L@", &login),
+                    &[&by_login.run_login],
+                )
+                .await
+                .map_err(err)?;
+        }
     }
     for t in tables.iter().filter(|t| t.queue) {
         client
@@ -271,6 +363,8 @@ struct SweepTable {
     job_id: bool,
     id: bool,
     seq_name: bool,
+    /// The column recording the enqueuing login (`enqueued_by`, `staged_by`), if any.
+    login: Option<String>,
 }
 
 async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
@@ -289,6 +383,7 @@ async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, 
             job_id: r.get(2),
             id: r.get(3),
             seq_name: r.get(4),
+            login: r.get(5),
         })
         .collect())
 }

@@ -1,0 +1,6 @@
+-- sweep_login_rows: delete the rows of table @S@.@T@ that sweep_login_ids.sql selects (the
+-- same predicate: the run-scoped login $1, or an answered job id in $2 enqueued by login $3;
+-- ADR 0049). A row of another login is never deleted.
+DELETE FROM @S@.@T@
+WHERE @L@ OPERATOR(pg_catalog.=) $1::text
+   OR (@ID@ OPERATOR(pg_catalog.=) ANY ($2::bigint[]) AND @L@ OPERATOR(pg_catalog.=) $3::text)

@@ -550,11 +550,11 @@ mod tests {
                 .chain(moved(&["--dsn", "u", "--schema", "s", "schema", "status"])),
         )
         .unwrap();
-        let Action::Schema(SchemaCommand::Status { target }) = cli.into_action() else {
+        let Action::Schema(SchemaCommand::Status { target, .. }) = cli.into_action() else {
             panic!("not schema status")
         };
         assert_eq!(target.dsn.as_deref(), Some("u"));
-        assert_eq!(target.schema, "s");
+        assert_eq!(target.schema.as_str(), "s");
         // A filter, a value that only looks like a subcommand, and help stay where they are.
         for words in [
             &["--exact", "unique_key::uk-1"][..],

@@ -86,6 +86,21 @@ def test_bad_producer_spec_is_a_usage_error(pytester, plugin_env):
     result.stderr.fnmatch_lines(["*MODULE:FUNCTION*"])
 
 
+def test_a_database_it_cannot_reach_is_one_error_not_a_failure_per_case(pytester, plugin_env):
+    # Nothing listens on port 1: the engine cannot start, so no case may show as failed.
+    dsn = "postgresql://awa:secret-pw@127.0.0.1:1/nowhere?connect_timeout=2"
+    result = pytester.runpytest_subprocess(
+        "--awa-dsn", dsn, "--awa-producer", "psycopg_producer:insert",
+        "--awa-families", "partition,refusal", "-p", "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str() + result.stderr.str()
+    assert "no case was checked" in out and "cannot connect" in out.lower(), out
+    assert "secret-pw" not in out
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0 and outcomes.get("passed", 0) == 0, outcomes
+
+
 def test_plugin_is_inert_without_producer(pytester):
     pytester.makepyfile("def test_ok():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

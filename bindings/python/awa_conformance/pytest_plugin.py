@@ -73,7 +73,7 @@ class _Engine:
 
     def result(self, session: pytest.Session, name: str) -> Any:
         if self.error is not None:
-            raise ConformanceError(self.error)
+            pytest.exit(self.error, returncode=pytest.ExitCode.USAGE_ERROR)
         if self.results is None:
             from awa_conformance.producer import run_engine
 
@@ -84,8 +84,11 @@ class _Engine:
                     expected_failures=self.expected,
                 )
             except ConformanceError as e:
-                self.error = str(e)
-                raise
+                # The run as a whole could not start (no connection, no contract schema, a
+                # database that cannot host it): one error for the session, never one failed
+                # test per case. The message is the runner's, password already masked.
+                self.error = f"awa-conformance: no case was checked: {e}"
+                pytest.exit(self.error, returncode=pytest.ExitCode.USAGE_ERROR)
             self.results = {c.name: c for c in report.cases}
         return self.results.get(name)
 

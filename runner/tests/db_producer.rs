@@ -809,6 +809,59 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
     assert_clean(&s);
 }
 
+/// SIGINT while a request is outstanding: the case in flight gets its (late, correct) answer
+/// and is judged, passed, as ADR 0030 says; only the cases not started are not run.
+fn sigint_lets_the_producer_case_in_flight_finish() {
+    let s = Scratch::install(&dsn(), "prod_fin");
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let report = dir.path().join("report.json");
+    // Every case answers after 2.5 s: a signal 1 s after the start meets a request in flight.
+    let cmd = format!(
+        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT=late_on=producer:: {}",
+        pidfile.display(),
+        producer()
+    );
+    let child = db_support::spawn(
+        &[
+            "--dsn",
+            &s.dsn,
+            "--schema",
+            &s.schema,
+            "--producer",
+            &cmd,
+            "--report-json",
+            report.to_str().unwrap(),
+            "-q",
+            "producer::ordering_shard::",
+        ],
+        &[],
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !pidfile.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = db_support::wait(child, 60);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let errored = cases_with(&report, "errored");
+    assert!(
+        errored.is_empty(),
+        "the case in flight was recorded errored instead of finishing: {errored:?}"
+    );
+    assert!(
+        !cases_with(&report, "passed").is_empty(),
+        "the case in flight was not judged: {report}"
+    );
+    assert_clean(&s);
+}
+
 fn main() {
     main_with(vec![
         (
@@ -860,6 +913,11 @@ fn main() {
             "function_schemas_accept_the_real_traffic",
             Gate::None,
             function_schemas_accept_the_real_traffic,
+        ),
+        (
+            "sigint_lets_the_producer_case_in_flight_finish",
+            Gate::Dsn,
+            sigint_lets_the_producer_case_in_flight_finish,
         ),
         (
             "sigint_while_the_producer_hangs_stops_cleanly",

@@ -308,7 +308,6 @@ fn no_planted_function_or_operator_runs() {
     let schema = "awa_shadow";
     let role = format!("{schema}_producer_{}", suffix());
     let url = db.url.as_str();
-    let common = ["--dsn", url, "--schema", schema];
     let with_role = [
         "--dsn",
         url,
@@ -326,7 +325,7 @@ fn no_planted_function_or_operator_runs() {
         ),
         (
             "schema status",
-            [&["schema", "status"][..], &common].concat(),
+            [&["schema", "status"][..], &with_role].concat(),
             0,
         ),
         ("the full --dsn run", [&with_role[..], &["-q"]].concat(), 0),
@@ -369,7 +368,8 @@ fn run_each(db: &Shadowed, runs: &[(&str, Vec<&str>, i32)]) {
         assert_eq!(
             out.status.code(),
             Some(*code),
-            "{what} on the shadowed database: {}",
+            "{what} on the shadowed database: {}{}",
+            text(&out.stdout),
             text(&out.stderr)
         );
     }

@@ -75,6 +75,7 @@ const SYNTAX: &[&str] = &[
     "nullif",
     "numeric",
     "on",
+    "operator",
     "or",
     "over",
     "overlay",

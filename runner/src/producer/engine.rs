@@ -1024,9 +1024,11 @@ impl Session {
     /// The harness error of a producer fault, after restarting the producer.
     fn fault(&self, inner: &mut Inner, fault: ProducerFault) -> CaseFailure {
         if matches!(fault, ProducerFault::Stopped) {
-            return CaseFailure::harness(
-                "the run was asked to stop while the producer was working",
-            );
+            return CaseFailure::harness(format!(
+                "the run was asked to stop and the producer did not answer the request in flight \
+                 within {}s (the grace a case in flight gets to finish)",
+                super::process::IN_FLIGHT_GRACE.as_secs()
+            ));
         }
         let restarted = match inner.producer.restart() {
             Ok(h) => {

@@ -15,6 +15,11 @@ use super::wire::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequ
 use super::{Producer, ProducerFault};
 use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, StderrTail, Waited};
 
+/// How long a request already sent may still take once the run is asked to stop (at most its
+/// own timeout): the case in flight finishes and is judged (ADR 0030), and a producer that hangs
+/// cannot hold a stopping run for longer than this.
+pub const IN_FLIGHT_GRACE: Duration = Duration::from_secs(10);
+
 /// Bounds of a subprocess producer.
 #[derive(Clone)]
 pub struct ProcessLimits {
@@ -219,9 +224,14 @@ impl SubprocessProducer {
                 "it closed stdin (exited or crashed)".to_owned(),
             ));
         }
-        let deadline = Instant::now() + timeout;
+        let mut deadline = Instant::now() + timeout;
+        // Once the run is asked to stop, the request already sent gets its answer within
+        // IN_FLIGHT_GRACE (and its own timeout): the case finishes instead of erroring.
+        let mut stopping = false;
+        let never = || false;
         loop {
-            match recv_until(&r.lines, deadline, &*stopped) {
+            let stop_check: &dyn Fn() -> bool = if stopping { &never } else { &*stopped };
+            match recv_until(&r.lines, deadline, stop_check) {
                 Ok(Read::Line(l)) if l.trim().is_empty() => {}
                 Ok(Read::Line(l)) => {
                     let (answered, answer) = parse(&l).map_err(ProducerFault::Protocol)?;
@@ -247,13 +257,17 @@ impl SubprocessProducer {
                         "reading its stdout failed: {e}"
                     )))
                 }
+                Err(Waited::Timeout) if stopping => return Err(ProducerFault::Stopped),
                 Err(Waited::Timeout) => return Err(ProducerFault::Timeout(timeout)),
                 Err(Waited::Closed) => {
                     return Err(ProducerFault::Crashed(
                         "it closed stdout (exited or crashed) before answering".to_owned(),
                     ))
                 }
-                Err(Waited::Stopped) => return Err(ProducerFault::Stopped),
+                Err(Waited::Stopped) => {
+                    stopping = true;
+                    deadline = deadline.min(Instant::now() + IN_FLIGHT_GRACE);
+                }
             }
         }
     }

@@ -96,7 +96,8 @@ def test_licences_readme_and_project_metadata(unpacked):
     meta = _metadata(unpacked)
     assert meta["License-Expression"] == "MIT OR Apache-2.0"
     assert meta["Description-Content-Type"].startswith("text/markdown")
-    assert "pipx run awa-conformance" in meta.get_payload(), "README is not the long description"
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert meta.get_payload().strip() == readme.strip(), "bindings/README.md is not the long description"
     assert meta["Author"] or meta["Author-email"]
     urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL", []))
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(urls), urls

@@ -338,6 +338,37 @@ fn wait_for(pidfile: &std::path::Path) {
     }
 }
 
+/// A run of the test producer under `mutant`, on the cases `filter`, in the background; it
+/// writes its pid to `dir/pid` and the JSON report to `dir/r.json`.
+fn background(
+    s: &Scratch,
+    dir: &std::path::Path,
+    mutant: &str,
+    filter: &str,
+) -> std::process::Child {
+    let cmd = format!(
+        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT={mutant} {}",
+        dir.join("pid").display(),
+        producer()
+    );
+    let report = dir.join("r.json");
+    db_support::spawn(
+        &[
+            "--dsn",
+            &s.dsn,
+            "--schema",
+            &s.schema,
+            "--producer",
+            &cmd,
+            "--report-json",
+            report.to_str().unwrap(),
+            "-q",
+            filter,
+        ],
+        &[],
+    )
+}
+
 /// The rows of queue `stray` (outside every run's queues): (enqueuing login, id).
 fn stray_rows(s: &Scratch) -> Vec<Vec<Option<String>>> {
     s.sql("SELECT enqueued_by, id::text FROM @S@.contract_jobs WHERE queue = 'stray' ORDER BY id")
@@ -351,27 +382,12 @@ fn stray_rows(s: &Scratch) -> Vec<Vec<Option<String>>> {
 fn stray_writes_are_removed_and_other_logins_rows_kept() {
     let s = Scratch::install(&dsn(), "prod_stray");
     let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let report = dir.path().join("r.json");
-    let cmd = format!(
-        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT=stray_on=routing_precedence {}",
-        pidfile.display(),
-        producer()
-    );
-    let child = db_support::spawn(
-        &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer",
-            &cmd,
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            "producer::routing_precedence::",
-        ],
-        &[],
+    let (pidfile, report) = (dir.path().join("pid"), dir.path().join("r.json"));
+    let child = background(
+        &s,
+        dir.path(),
+        "stray_on=routing_precedence",
+        "producer::routing_precedence::",
     );
     wait_for(&pidfile);
     // Another login (the test's own) in the same queue, inside the run's time window.
@@ -814,33 +830,14 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
 fn sigint_lets_the_producer_case_in_flight_finish() {
     let s = Scratch::install(&dsn(), "prod_fin");
     let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let report = dir.path().join("report.json");
     // Every case answers after 2.5 s: a signal 1 s after the start meets a request in flight.
-    let cmd = format!(
-        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT=late_on=producer:: {}",
-        pidfile.display(),
-        producer()
+    let child = background(
+        &s,
+        dir.path(),
+        "late_on=producer::",
+        "producer::ordering_shard::",
     );
-    let child = db_support::spawn(
-        &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer",
-            &cmd,
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            "producer::ordering_shard::",
-        ],
-        &[],
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !pidfile.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for(&dir.path().join("pid"));
     std::thread::sleep(std::time::Duration::from_secs(1));
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),
@@ -849,7 +846,8 @@ fn sigint_lets_the_producer_case_in_flight_finish() {
     .unwrap();
     let out = db_support::wait(child, 60);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let report = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let report: Json = serde_json::from_str(&report).unwrap();
     let errored = cases_with(&report, "errored");
     assert!(
         errored.is_empty(),

@@ -213,8 +213,8 @@ impl EmbeddedCluster {
         let port = free_port()?;
         // Room for a run at the default test threads (README, "What a run needs from the
         // database"), with some to spare.
-        let max_connections = (crate::suites::db::environment::connections_needed(
-            crate::suites::db::environment::test_threads(None),
+        let max_connections = (crate::contract::environment::connections_needed(
+            crate::contract::environment::test_threads(None),
             true,
         ) + 10)
             .max(50);

@@ -10,6 +10,7 @@ pub mod child;
 pub mod cli;
 pub mod commands;
 pub mod console;
+pub mod contract;
 pub mod embedded;
 pub mod error;
 pub mod exit;

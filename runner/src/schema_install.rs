@@ -15,8 +15,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::contract::released::Released;
 use crate::pg::{quote_ident, Dsn, Pg, PgError, SchemaName};
-use crate::suites::db::compat::Released;
 
 /// The comment `schema install` puts on every schema, role, function, table and type it
 /// creates; `schema uninstall` removes only objects that carry it.
@@ -483,7 +483,7 @@ async fn compare(
         .await
         .map_err(db_err(dsn, "comparing with the reference"))?
         .get(0);
-    let id = crate::suites::db::run_id();
+    let id = crate::contract::sweep::run_id();
     let scratch = SchemaName::new(&if needs_quotes {
         format!("Awa Conformance Ref {id}")
     } else {
@@ -820,7 +820,7 @@ pub fn status(dsn: &Dsn, schema: &SchemaName, role: &str) -> Result<Status, Inst
         else {
             return Ok(status);
         };
-        let released = crate::suites::db::compat::detect(client, schema.as_str())
+        let released = crate::contract::released::detect(client, schema.as_str())
             .await
             .map_err(db_err(dsn, "recognising released Awa"))?;
         Ok(match released {

@@ -247,7 +247,7 @@ fn too_few_connections_is_one_line_exit_4() {
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let line = error_line(&out);
     assert!(line.contains("too few connections"), "{line}");
-    let need = awa_conformance_runner::suites::db::environment::connections_needed(2, false);
+    let need = awa_conformance_runner::contract::environment::connections_needed(2, false);
     assert!(line.contains(&format!("needs up to {need} ")), "{line}");
     assert!(line.contains("CONNECTION LIMIT 5"), "{line}");
     assert!(!line.contains("server is running"), "{line}");
@@ -270,7 +270,7 @@ fn too_few_connections_is_one_line_exit_4() {
     );
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let line = error_line(&out);
-    let need = awa_conformance_runner::suites::db::environment::connections_needed(2, true);
+    let need = awa_conformance_runner::contract::environment::connections_needed(2, true);
     assert!(
         line.contains(&format!("and a producer needs up to {need} ")),
         "{line}"

@@ -110,7 +110,7 @@ fn correct_producer_passes_every_case() {
 /// key. With that lock held elsewhere, the unique_key cases of a run queue up behind it (seen
 /// in `pg_locks` as a waiter on exactly that lock), and once it is released they all pass.
 fn global_key_cases_wait_for_the_one_lock() {
-    use awa_conformance_runner::producer::engine::GLOBAL_KEY_LOCK;
+    use awa_conformance_runner::producer::steps::GLOBAL_KEY_LOCK;
     let s = Scratch::install(&dsn(), "prod_lock");
     let lock = format!("({GLOBAL_KEY_LOCK}, 0)");
     let held = Held::open(&s.dsn, &format!("SELECT pg_advisory_lock{lock}"));

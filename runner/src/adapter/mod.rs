@@ -495,52 +495,7 @@ pub fn exchange_with(
 /// Compare an output with a vector's `expected`: every expected key must be equal (extra
 /// output keys are ignored); a rotor's `enqueue_shard: null` accepts null or `[0, width)`.
 fn compare(expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailure> {
-    compare_answer("adapter output", expected, input, output)
-}
-
-/// [`compare`] for an answer from anywhere (`who` opens the message: "adapter output", "the
-/// database's answer"): the runner's one comparison of an answer with a vector, also used by
-/// the fuzzer ([`crate::fuzz`]).
-///
-/// # Errors
-/// A [`CaseFailure`] naming the differing members, with the expected and actual objects.
-pub fn compare_answer(
-    who: &str,
-    expected: &Json,
-    input: &Json,
-    output: &Json,
-) -> Result<(), CaseFailure> {
-    let Some(want) = expected.as_object() else {
-        return Err(CaseFailure::harness("vector without an expected object"));
-    };
-    let mut differs = Vec::new();
-    for (k, v) in want {
-        let got = output.get(k).unwrap_or(&Json::Null);
-        let ok = if k == "enqueue_shard" && v.is_null() {
-            // The rotor rule lives in the core (Route::admits).
-            let width = awa_conformance_core::Width::new(
-                input.get("width").and_then(Json::as_i64).unwrap_or(1),
-            );
-            got.is_null()
-                || match (got.as_i64(), width) {
-                    (Some(s), Ok(w)) => awa_conformance_core::shard_admitted(None, s, w),
-                    _ => false,
-                }
-        } else {
-            got == v && output.get(k).is_some()
-        };
-        if !ok {
-            differs.push(k.clone());
-        }
-    }
-    if differs.is_empty() {
-        return Ok(());
-    }
-    Err(CaseFailure::mismatch(
-        format!("{who} differs in {}", differs.join(", ")),
-        expected.clone(),
-        output.clone(),
-    ))
+    crate::contract::judge::answer("adapter output", expected, input, output)
 }
 
 /// The name of every adapter trial, known without starting the adapter (for `--list` and the

@@ -140,7 +140,7 @@ impl AdapterTarget {
             match session.answers.get(&g.vector.id) {
                 Some(Answer::Output(o)) => {
                     out.hit(g.family);
-                    if let Err(f) = crate::adapter::compare_answer(&who, &expected, &input, o) {
+                    if let Err(f) = crate::contract::judge::answer(&who, &expected, &input, o) {
                         out.findings
                             .push(Finding::new(g, f.message, expected, o.clone()));
                     }

@@ -84,7 +84,7 @@ impl DbTarget {
         if !insert_job || !job_routing {
             return Err(Error::caused(
                 crate::error::Kind::Schema,
-                crate::suites::db::PreflightError::Schema(format!(
+                crate::contract::target::PreflightError::Schema(format!(
                     "{quoted} has no {} with the contract v1 signature; point --schema at the \
                      contract schema, or try the kit on a scratch database with `awa-conformance \
                      schema install`",
@@ -99,7 +99,7 @@ impl DbTarget {
         Ok(Self {
             pg,
             quoted,
-            base: format!("awa_conformance_{}_fuzz", crate::suites::db::run_id()),
+            base: format!("awa_conformance_{}_fuzz", crate::contract::sweep::run_id()),
             helpers,
         })
     }
@@ -355,7 +355,7 @@ fn routing(source: Option<String>, shard: Option<i16>, digest: Option<Vec<u8>>) 
 fn judge(g: &Generated, who: &str, answer: &Json) -> Outcome {
     let expected = g.vector.case.expected_json().to_serde();
     let input = g.vector.case.input_json().to_serde();
-    match crate::adapter::compare_answer(who, &expected, &input, answer) {
+    match crate::contract::judge::answer(who, &expected, &input, answer) {
         Ok(()) => Outcome::Passed,
         Err(f) => Outcome::Found(Box::new(Finding::new(
             g,

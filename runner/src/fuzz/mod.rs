@@ -7,7 +7,7 @@
 //! helpers), a producer's pure functions through the adapter protocol ([`adapter`]), or a
 //! producer's enqueue path through the producer engine ([`producer`]). Each answer is
 //! compared with the vector by the runner's one comparison of an answer with a vector
-//! ([`crate::adapter::compare_answer`]), or, for producers, by the engine's judge. A disagreement is printed on stdout as a finding: the
+//! ([`crate::contract::judge::answer`]), or, for producers, by the engine's judge. A disagreement is printed on stdout as a finding: the
 //! seed and case, what differed, and the ready-to-add vector in its family's file shape
 //! (description "found by fuzz seed N case K"). `--replay FILE` runs printed findings again.
 //!

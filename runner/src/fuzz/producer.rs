@@ -17,12 +17,12 @@ use awa_conformance_vectors::{Family, Manifest};
 
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
+use crate::contract::target::DbSetup;
 use crate::error::Error;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{FailureKind, RunContext, Verdict};
 use crate::pg::{Dsn, Pg};
 use crate::producer::{cases, engine, process, DSN_ENV, SCHEMA_ENV};
-use crate::suites::db::DbSetup;
 
 /// A producer under fuzz, with the checked database its engine works on.
 pub struct ProducerTarget {
@@ -59,7 +59,7 @@ impl ProducerTarget {
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
         let schema = crate::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-        let db = crate::suites::db::preflight(&ctx, pg, &schema, producer_role, None, true)?;
+        let db = crate::contract::target::preflight(&ctx, pg, &schema, producer_role, None, true)?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {
                 detail: e.to_string(),

@@ -150,6 +150,21 @@ pub struct Case {
     pub kind: Kind,
 }
 
+impl crate::contract::judge::Subject for Case {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn vector(&self) -> &Json {
+        &self.vector
+    }
+    fn is_partition(&self) -> bool {
+        matches!(self.kind, Kind::Partition { .. })
+    }
+}
+
 impl Case {
     /// Whether the case needs the `errors` capability.
     #[must_use]

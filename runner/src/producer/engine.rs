@@ -9,64 +9,23 @@ use awa_conformance_vectors::to_hex as hex;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use awa_conformance_core::{self as core, Route, RouteSource, Width};
 use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
-use super::cases::{self, BulkCase, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
-use super::judge::{self, Expected, Observed, Records};
+use super::cases::{BulkCase, Case, Kind, RefusalKind, UNIQUE_KEY_STATES};
+use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
 use super::wire::{
-    BulkAnswer, BulkRefusal, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello, Job,
-    PartitionInputs, Refusal, UniqueInputs, BULK_CAPABILITY, ERRORS_CAPABILITY,
+    BulkAnswer, BulkRefusal, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello, Job, Refusal,
+    BULK_CAPABILITY, ERRORS_CAPABILITY,
 };
 use super::{Producer, ProducerFault};
+use crate::contract::call::{self, CompatCall, InsertJob};
+use crate::contract::judge::{self, Observed, Records};
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
-use crate::suites::db::DbSetup;
 
-/// The kind every probe job has.
-pub const PROBE_KIND: &str = "awa_conformance.probe";
-/// The advisory lock (`GLOBAL_KEY_LOCK`, 0) that serializes the cases of global unique keys
-/// across concurrent runs ("awak"; ADR 0047).
-pub const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
 /// How much of the producer's stderr a case message carries (the JSON report too).
 const STDERR_IN_MESSAGE: usize = 4096;
-
-/// The arguments of the reference `insert_job` call (README's prepared-statement form).
-#[derive(Debug, Clone)]
-struct RefCall {
-    queue: String,
-    priority: i16,
-    run_at: Option<String>,
-    unique_key: Option<Vec<u8>>,
-    unique_states: Option<String>,
-    ordering_key: Option<Vec<u8>>,
-    concurrency_key: Option<Vec<u8>>,
-}
-
-/// What a step must end in.
-#[derive(Debug, Clone)]
-enum Outcome {
-    Stored(Box<Expected>),
-    Refused(RefusalKind),
-}
-
-/// One enqueue of a case.
-#[derive(Debug, Clone)]
-struct Step {
-    job: Job,
-    call: RefCall,
-    outcome: Outcome,
-}
-
-/// Everything a case does.
-#[derive(Debug)]
-struct Plan {
-    /// `queue_meta` rows to create first.
-    widths: Vec<(String, i16)>,
-    steps: Vec<Step>,
-    /// The advisory lock of a global unique key.
-    lock: Option<(i32, i32)>,
-}
 
 struct Inner {
     producer: Box<dyn Producer>,
@@ -121,7 +80,7 @@ impl Target {
     fn of(db: &DbSetup) -> Self {
         match &db.compat {
             None => Self::Contract,
-            Some(_) => match crate::suites::db::compat::storage(db) {
+            Some(_) => match crate::contract::released::storage(db) {
                 Ok(Ok(storage)) => Self::Released { storage },
                 Ok(Err(why)) | Err(crate::outcome::CaseFailure { message: why, .. }) => {
                     Self::Unreadable(why)
@@ -138,31 +97,33 @@ impl Target {
     }
 }
 
-/// Why `case` cannot be checked on released Awa: it needs what arrives with `insert_job`.
-fn released_reason(case: &Case) -> Option<&'static str> {
+/// Why `case` cannot be checked on `target`, from what it needs; `None`: it can.
+fn target_lacks(target: &Target, case: &Case) -> Option<String> {
     const NO_CONCURRENCY: &str = "released Awa has no concurrency key (no digest, no \
         concurrency shard); it arrives with awa.insert_job";
-    match &case.kind {
-        Kind::Bulk(_) => Some(
-            "released Awa has no staged bulk path (bulk_staging, publish_batch: contract §14 \
-             arrives with awa.insert_job)",
-        ),
-        Kind::Route(r) if r.concurrency_key.is_some() => Some(NO_CONCURRENCY),
-        Kind::Refusal(RefusalKind::ConcurrencyKeyTooLong)
-        | Kind::Refusal(RefusalKind::Keys {
-            concurrency_key: Some(_),
-            ..
-        }) => Some(NO_CONCURRENCY),
-        Kind::Refusal(RefusalKind::OrderingKeyTooLong | RefusalKind::Keys { .. }) => Some(
-            "released Awa sets no key length limit (ZA003 key_too_long arrives with \
-             awa.insert_job)",
-        ),
-        Kind::Refusal(RefusalKind::UniqueStates(_)) => Some(
-            "released insert_job_compat takes unique_states as bit(8), and a text bit string \
-             of another length is padded or truncated, never refused (22026 arrives with \
-             awa.insert_job)",
-        ),
-        _ => None,
+    match target {
+        Target::Contract => None,
+        Target::Unreadable(why) => Some(why.clone()),
+        Target::Released { .. } => case.needs().iter().find_map(|need| {
+            let why = match need {
+                Need::Bulk => {
+                    "released Awa has no staged bulk path (bulk_staging, publish_batch: \
+                     contract §14 arrives with awa.insert_job)"
+                }
+                Need::ConcurrencyKey => NO_CONCURRENCY,
+                Need::KeyLimit => {
+                    "released Awa sets no key length limit (ZA003 key_too_long arrives with \
+                     awa.insert_job)"
+                }
+                Need::TextUniqueStates => {
+                    "released insert_job_compat takes unique_states as bit(8), and a text bit \
+                     string of another length is padded or truncated, never refused (22026 \
+                     arrives with awa.insert_job)"
+                }
+                Need::Errors => return None,
+            };
+            Some(why.to_owned())
+        }),
     }
 }
 
@@ -189,287 +150,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn typed_empty_object() -> Json {
-    json!({"type": "object", "value": []})
-}
-
-fn base_job(queue: &str) -> Job {
-    Job::plain(PROBE_KIND, queue, typed_empty_object())
-}
-
-fn base_call(queue: &str) -> RefCall {
-    RefCall {
-        queue: queue.to_owned(),
-        priority: 2,
-        run_at: None,
-        unique_key: None,
-        unique_states: None,
-        ordering_key: None,
-        concurrency_key: None,
-    }
-}
-
-fn width(w: i16) -> Width {
-    Width::new(i64::from(w))
-        .unwrap_or_else(|_| Width::new(1).unwrap_or_else(|_| unreachable_width()))
-}
-
-#[expect(clippy::panic, reason = "1 is a valid width; this is never reached")]
-fn unreachable_width() -> Width {
-    panic!("width 1 refused")
-}
-
-fn expected(queue: &str, w: i16, route: Route, ordering_key: Option<&[u8]>) -> Expected {
-    Expected {
-        queue: queue.to_owned(),
-        width: width(w),
-        state: "available",
-        priority: 2,
-        route,
-        ordering_key_digest: ordering_key.map(core::concurrency_digest),
-        unique_key: None,
-        unique_states: None,
-        unique_intermediates: None,
-        unique_near_misses: Vec::new(),
-    }
-}
-
-const ROTOR: Route = Route {
-    source: RouteSource::Rotor,
-    enqueue_shard: None,
-    concurrency_digest: None,
-};
-
-/// The plan of `case` in the run-scoped namespace `scope` (`awa_conformance_<run>_p<n>_`).
-fn plan(case: &Case, scope: &str) -> Plan {
-    let q = format!("{scope}q");
-    match &case.kind {
-        Kind::Route(r) => Plan {
-            widths: vec![(q.clone(), i16::from(r.width))],
-            steps: vec![route_step(&q, r)],
-            lock: None,
-        },
-        Kind::Unique(u) => {
-            let queue = u.by_queue.then_some(q.as_str());
-            let key = if u.by_queue {
-                core::unique_key(&u.kind, queue, u.args.as_ref(), u.period_bucket)
-                    .map(|k| k.to_vec())
-                    .unwrap_or_default()
-            } else {
-                u.vector_key.to_vec()
-            };
-            let preimage = if u.by_queue {
-                core::unique_key_preimage(&u.kind, queue, u.args.as_ref(), u.period_bucket)
-                    .unwrap_or_default()
-            } else {
-                u.preimage.clone()
-            };
-            let mut job = base_job(&q);
-            job.kind.clone_from(&u.kind);
-            job.args = u.args_typed.clone().unwrap_or_else(typed_empty_object);
-            job.unique = Some(UniqueInputs {
-                by_queue: u.by_queue,
-                by_args: u.args.is_some(),
-                period_bucket: u.period_bucket.map(|p| p.to_string()),
-            });
-            job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
-            let mut call = base_call(&q);
-            call.unique_key = Some(key.clone());
-            call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
-            let mut want = expected(&q, 1, ROTOR, None);
-            want.unique_key = Some(key.clone());
-            want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
-            want.unique_intermediates = Some((u.canonical_args.clone(), preimage));
-            want.unique_near_misses =
-                judge::near_misses(&u.kind, queue, &q, u.args.as_ref(), u.period_bucket);
-            // Not hashing a run-scoped queue, the key is global: serialize across runs. One
-            // lock for every global key, not one per key (ADR 0047): a wrong producer stores
-            // another vector's global key (1.0 written as 1), and must not meet that vector's
-            // case in a concurrent run.
-            let lock = (!u.by_queue).then_some((GLOBAL_KEY_LOCK, 0));
-            Plan {
-                widths: Vec::new(),
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(want)),
-                }],
-                lock,
-            }
-        }
-        Kind::States {
-            mask,
-            bits,
-            scheduled,
-        } => {
-            let (job, call, want) = unique_probe(&q, bits, *scheduled);
-            let bit = if *scheduled { 1u8 } else { 2u8 };
-            let second = if mask & bit != 0 {
-                Outcome::Refused(RefusalKind::Duplicate)
-            } else {
-                Outcome::Stored(Box::new(want.clone()))
-            };
-            Plan {
-                widths: Vec::new(),
-                steps: vec![
-                    Step {
-                        job: job.clone(),
-                        call: call.clone(),
-                        outcome: Outcome::Stored(Box::new(want)),
-                    },
-                    Step {
-                        job,
-                        call,
-                        outcome: second,
-                    },
-                ],
-                lock: None,
-            }
-        }
-        Kind::Partition {
-            key,
-            partitions,
-            partition,
-        } => {
-            let physical = core::physical_queue_name(&q, *partition);
-            let mut job = base_job(&q);
-            job.priority = Some(3);
-            job.ordering_key_hex = Some(hex(key));
-            job.partition = Some(PartitionInputs {
-                key_hex: hex(key),
-                partitions: *partitions,
-            });
-            let mut call = base_call(&physical);
-            call.priority = 3;
-            call.ordering_key = Some(key.clone());
-            let route = core::route(width(1), Some(key), None).unwrap_or(ROTOR);
-            let mut want = expected(&physical, 1, route, Some(key));
-            want.priority = 3;
-            Plan {
-                widths: Vec::new(),
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(want)),
-                }],
-                lock: None,
-            }
-        }
-        // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
-        Kind::Bulk(_) => Plan {
-            widths: Vec::new(),
-            steps: Vec::new(),
-            lock: None,
-        },
-        Kind::Refusal(kind) => {
-            let long = vec![0xabu8; core::MAX_KEY_LEN + 1];
-            let refused = |job: Job, call: RefCall| Step {
-                job,
-                call,
-                outcome: Outcome::Refused(kind.clone()),
-            };
-            let steps = match kind {
-                RefusalKind::Duplicate => {
-                    let (job, call, want) = unique_probe(&q, UNIQUE_KEY_STATES, false);
-                    vec![
-                        Step {
-                            job: job.clone(),
-                            call: call.clone(),
-                            outcome: Outcome::Stored(Box::new(want)),
-                        },
-                        refused(job, call),
-                    ]
-                }
-                RefusalKind::OrderingKeyTooLong => {
-                    let mut job = base_job(&q);
-                    job.ordering_key_hex = Some(hex(&long));
-                    let mut call = base_call(&q);
-                    call.ordering_key = Some(long);
-                    vec![refused(job, call)]
-                }
-                RefusalKind::ConcurrencyKeyTooLong => {
-                    let mut job = base_job(&q);
-                    job.concurrency_key_hex = Some(hex(&long));
-                    let mut call = base_call(&q);
-                    call.concurrency_key = Some(long);
-                    vec![refused(job, call)]
-                }
-                RefusalKind::Keys {
-                    ordering_key,
-                    concurrency_key,
-                } => {
-                    let mut job = base_job(&q);
-                    job.ordering_key_hex = ordering_key.as_deref().map(hex);
-                    job.concurrency_key_hex = concurrency_key.as_deref().map(hex);
-                    let mut call = base_call(&q);
-                    call.ordering_key.clone_from(ordering_key);
-                    call.concurrency_key.clone_from(concurrency_key);
-                    vec![refused(job, call)]
-                }
-                RefusalKind::UniqueStates(bits) => {
-                    let (job, call, _) = unique_probe(&q, bits, false);
-                    vec![refused(job, call)]
-                }
-            };
-            Plan {
-                widths: Vec::new(),
-                steps,
-                lock: None,
-            }
-        }
-    }
-}
-
-/// The one step of a routing case on `q`: the keys of `r`, judged against its route.
-fn route_step(q: &str, r: &cases::RouteCase) -> Step {
-    let w = i16::from(r.width);
-    let mut job = base_job(q);
-    job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
-    job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
-    let mut call = base_call(q);
-    call.ordering_key.clone_from(&r.ordering_key);
-    call.concurrency_key.clone_from(&r.concurrency_key);
-    Step {
-        job,
-        call,
-        outcome: Outcome::Stored(Box::new(expected(
-            q,
-            w,
-            r.expect,
-            r.ordering_key.as_deref(),
-        ))),
-    }
-}
-
-/// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not.
-fn unique_probe(q: &str, bits: &str, scheduled: bool) -> (Job, RefCall, Expected) {
-    let args = core::Value::Object(Vec::new());
-    let key = core::unique_key(PROBE_KIND, Some(q), Some(&args), None)
-        .map(|k| k.to_vec())
-        .unwrap_or_default();
-    let mut job = base_job(q);
-    job.unique = Some(UniqueInputs {
-        by_queue: true,
-        by_args: true,
-        period_bucket: None,
-    });
-    job.unique_states = Some(bits.to_owned());
-    job.run_at = scheduled.then(|| FUTURE.to_owned());
-    let mut call = base_call(q);
-    call.unique_key = Some(key.clone());
-    call.unique_states = Some(bits.to_owned());
-    call.run_at.clone_from(&job.run_at);
-    let mut want = expected(q, 1, ROTOR, None);
-    want.state = if scheduled { "scheduled" } else { "available" };
-    want.unique_key = Some(key);
-    want.unique_states = Some(bits.to_owned());
-    want.unique_intermediates = Some((
-        Some(b"{}".to_vec()),
-        core::unique_key_preimage(PROBE_KIND, Some(q), Some(&args), None).unwrap_or_default(),
-    ));
-    (job, call, want)
-}
-
 /// A database refusal as the reference call saw it.
 #[derive(Debug, Clone)]
 struct DbRefusal {
@@ -480,60 +160,6 @@ struct DbRefusal {
 
 fn refusal_json(r: &DbRefusal) -> Json {
     json!({"sqlstate": r.sqlstate, "code": r.code, "message": r.message})
-}
-
-/// Whether a refusal is the one `kind` requires.
-fn refusal_ok(kind: &RefusalKind, sqlstate: Option<&str>, code: Option<&str>) -> bool {
-    match kind {
-        RefusalKind::Duplicate => sqlstate == Some("23505"),
-        RefusalKind::OrderingKeyTooLong
-        | RefusalKind::ConcurrencyKeyTooLong
-        | RefusalKind::Keys { .. } => {
-            sqlstate == Some("ZA003") || (sqlstate.is_none() && code == Some("key_too_long"))
-        }
-        RefusalKind::UniqueStates(_) => {
-            sqlstate == Some("22026")
-                || (sqlstate.is_none() && code == Some("unique_states_not_8_bits"))
-        }
-    }
-}
-
-fn refusal_wanted(kind: &RefusalKind) -> &'static str {
-    match kind {
-        RefusalKind::Duplicate => "SQLSTATE 23505 (duplicate unique key)",
-        RefusalKind::OrderingKeyTooLong
-        | RefusalKind::ConcurrencyKeyTooLong
-        | RefusalKind::Keys { .. } => {
-            "SQLSTATE ZA003, or a client-side refusal with code key_too_long"
-        }
-        RefusalKind::UniqueStates(_) => {
-            "SQLSTATE 22026, or a client-side refusal with code unique_states_not_8_bits"
-        }
-    }
-}
-
-/// A row of `released_job.sql` as the judge reads it (released Awa records no route source
-/// and no ordering key).
-fn released_observed(r: &tokio_postgres::Row) -> Observed {
-    Observed {
-        job_id: r.try_get(0).ok(),
-        queue: r.try_get(1).ok(),
-        state: r.try_get(2).ok(),
-        priority: r.try_get(3).ok(),
-        enqueue_shard: r.try_get(4).ok().flatten(),
-        route_source: None,
-        concurrency_digest: None,
-        ordering_key_digest: None,
-        unique_key: r.try_get(5).ok().flatten(),
-        unique_states: r.try_get(6).ok().flatten(),
-    }
-}
-
-fn is_harness_error(e: &tokio_postgres::Error) -> bool {
-    match e.as_db_error() {
-        None => true,
-        Some(d) => matches!(d.code().code().get(..2), Some("08" | "53" | "57" | "58")),
-    }
 }
 
 impl Session {
@@ -630,17 +256,12 @@ impl Session {
     /// Why `case` does not apply to this producer, if it does not.
     #[must_use]
     pub fn not_applicable(&self, case: &Case) -> Option<String> {
-        match &self.target {
-            Target::Contract => {}
-            Target::Unreadable(why) => return Some(why.clone()),
-            Target::Released { .. } => {
-                if let Some(why) = released_reason(case) {
-                    return Some(why.to_owned());
-                }
-            }
+        if let Some(why) = target_lacks(&self.target, case) {
+            return Some(why);
         }
         let hello = self.hello();
-        if matches!(case.kind, Kind::Bulk(_)) {
+        let needs = case.needs();
+        if needs.contains(&Need::Bulk) {
             return (!hello.has(BULK_CAPABILITY)).then(|| {
                 format!(
                     "producer {} does not declare capability {BULK_CAPABILITY} (staged batches, \
@@ -649,14 +270,7 @@ impl Session {
                 )
             });
         }
-        let refusal = match &case.kind {
-            Kind::Refusal(_) => true,
-            Kind::States {
-                mask, scheduled, ..
-            } => mask & if *scheduled { 1 } else { 2 } != 0,
-            _ => false,
-        };
-        (refusal && !hello.has(ERRORS_CAPABILITY)).then(|| {
+        (needs.contains(&Need::Errors) && !hello.has(ERRORS_CAPABILITY)).then(|| {
             format!(
                 "producer {} does not declare capability {ERRORS_CAPABILITY} (cases whose \
                  answer is a refusal)",
@@ -681,7 +295,8 @@ impl Session {
         inner.cases += 1;
         inner.answered.clear();
         let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
-        let plan = plan(case, &scope);
+        // Nothing ran yet when the plan cannot be made: there is nothing to clean up.
+        let plan = case.plan(&scope)?;
         let outcome = match &case.kind {
             Kind::Bulk(bulk) => self.run_bulk(&mut inner, case, bulk, &scope),
             _ => self.run_plan(&mut inner, case, &plan),
@@ -805,16 +420,16 @@ impl Session {
     }
 
     /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa
-    /// `insert_job_compat` with the job read back from queue storage before the rollback.
+    /// `insert_job_compat` (bound as the released SDKs bind it) with the job read back from
+    /// queue storage before the rollback.
     fn reference(
         &self,
         inner: &mut Inner,
-        call: &RefCall,
-        kind: &str,
+        call: &InsertJob,
     ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
-        let s = self.db.schema.quoted();
         let storage = self.storage()?;
         let client = self.client(inner)?;
+        let db = &self.db;
         self.db
             .pg
             .block_on(async {
@@ -823,39 +438,19 @@ impl Session {
                     .await
                     .map_err(|e| self.db_err("BEGIN", &e))?;
                 let observed = match storage {
-                    None => client
-                        .query_one(
-                            &include_str!("../../sql/insert_job_call.sql").replace("@S@", s),
-                            &[
-                                &kind,
-                                &call.queue,
-                                &"{}",
-                                &call.priority,
-                                &25i16,
-                                &call.run_at,
-                                &"{}",
-                                &Vec::<String>::new(),
-                                &call.unique_key,
-                                &call.unique_states,
-                                &call.ordering_key,
-                                &call.concurrency_key,
-                                &"{}",
-                            ],
-                        )
+                    None => match client.prepare(&call::insert_sql(db)).await {
+                        Ok(st) => call::insert(client, &st, call).await.map(|i| i.observed()),
+                        Err(e) => Err(e),
+                    },
+                    Some(storage) => {
+                        async {
+                            let st = client.prepare(&call::compat_insert_sql(db)).await?;
+                            let ret =
+                                call::compat_insert(client, &st, &CompatCall::of(call)).await?;
+                            call::released_job(client, storage, ret.job_id).await
+                        }
                         .await
-                        .map(|r| Observed {
-                            job_id: r.try_get(0).ok(),
-                            queue: r.try_get(1).ok(),
-                            state: r.try_get(2).ok(),
-                            priority: r.try_get(3).ok(),
-                            enqueue_shard: r.try_get(4).ok(),
-                            route_source: r.try_get(5).ok(),
-                            concurrency_digest: r.try_get(6).ok().flatten(),
-                            ordering_key_digest: None,
-                            unique_key: r.try_get(7).ok().flatten(),
-                            unique_states: None,
-                        }),
-                    Some(storage) => self.reference_released(client, storage, call, kind).await,
+                    }
                 };
                 client
                     .batch_execute("ROLLBACK")
@@ -863,7 +458,7 @@ impl Session {
                     .map_err(|e| self.db_err("ROLLBACK", &e))?;
                 match observed {
                     Ok(o) => Ok(Ok(o)),
-                    Err(e) if is_harness_error(&e) => {
+                    Err(e) if judge::is_harness_error(&e) => {
                         Err(self.db_err("the reference insert_job call", &e))
                     }
                     Err(e) => {
@@ -883,49 +478,6 @@ impl Session {
             .map_err(|e| CaseFailure::harness(e.to_string()))?
     }
 
-    /// Released Awa's reference, inside the caller's transaction: `insert_job_compat` bound
-    /// as the released SDKs bind it (a job with `run_at` starts `scheduled`), then the job as
-    /// queue storage (`storage`, quoted) keeps it.
-    async fn reference_released(
-        &self,
-        client: &Client,
-        storage: &str,
-        call: &RefCall,
-        kind: &str,
-    ) -> Result<Observed, tokio_postgres::Error> {
-        let state = if call.run_at.is_some() {
-            "scheduled"
-        } else {
-            "available"
-        };
-        let compat = crate::suites::db::compat::Call {
-            kind: kind.to_owned(),
-            queue: call.queue.clone(),
-            args: "{}".to_owned(),
-            state,
-            priority: call.priority,
-            max_attempts: 25,
-            run_at: call.run_at.clone(),
-            tags: Vec::new(),
-            unique_key: call.unique_key.clone(),
-            unique_states: call.unique_states.clone(),
-            ordering_key: call.ordering_key.clone(),
-        };
-        let insert = client
-            .prepare(&crate::suites::db::compat::insert_sql(&self.db))
-            .await?;
-        let job_id = crate::suites::db::compat::insert(client, &insert, &compat)
-            .await?
-            .job_id;
-        let stored = client
-            .query_opt(
-                &include_str!("../../sql/released_job.sql").replace("@Q@", storage),
-                &[&job_id],
-            )
-            .await?;
-        Ok(stored.map(|r| released_observed(&r)).unwrap_or_default())
-    }
-
     /// The quoted queue-storage schema on released Awa, `None` on a contract database.
     fn storage(&self) -> Result<Option<&str>, CaseFailure> {
         match &self.target {
@@ -936,40 +488,28 @@ impl Session {
         }
     }
 
+    /// The stored job, through `job_routing` (or queue storage on released Awa).
     fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
-        let s = self.db.schema.quoted();
         let storage = self.storage()?;
         let client = self.client(inner)?;
-        if let Some(storage) = storage {
-            let sql = include_str!("../../sql/released_job.sql").replace("@Q@", storage);
-            let row = self
-                .db
-                .pg
-                .block_on(client.query_opt(&sql, &[&job_id]))
-                .map_err(|e| CaseFailure::harness(e.to_string()))?
-                .map_err(|e| self.db_err("reading the stored job from queue storage", &e))?;
-            return Ok(row.map(|r| released_observed(&r)).unwrap_or_default());
-        }
-        let sql = include_str!("../../sql/job_routing_call.sql").replace("@S@", s);
-        let row = self
-            .db
-            .pg
-            .block_on(client.query_one(&sql, &[&job_id]))
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err("reading the stored job through job_routing", &e))?;
-        let get = |e: tokio_postgres::Error| self.db_err("decoding job_routing", &e);
-        Ok(Observed {
-            job_id: row.try_get(0).map_err(get)?,
-            queue: row.try_get(1).map_err(get)?,
-            enqueue_shard: row.try_get(2).map_err(get)?,
-            route_source: row.try_get(3).map_err(get)?,
-            concurrency_digest: row.try_get(4).map_err(get)?,
-            ordering_key_digest: row.try_get(5).map_err(get)?,
-            unique_key: row.try_get(6).map_err(get)?,
-            unique_states: row.try_get(7).map_err(get)?,
-            state: row.try_get(8).map_err(get)?,
-            priority: row.try_get(9).map_err(get)?,
-        })
+        let db = &self.db;
+        let (what, read) = match storage {
+            Some(storage) => (
+                "reading the stored job from queue storage",
+                self.db
+                    .pg
+                    .block_on(call::released_job(client, storage, job_id)),
+            ),
+            None => (
+                "reading the stored job through job_routing",
+                self.db.pg.block_on(async {
+                    let st = client.prepare(&call::read_sql(db)).await?;
+                    call::read(client, &st, job_id).await.map(|r| r.observed())
+                }),
+            ),
+        };
+        read.map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| self.db_err(what, &e))
     }
 
     /// Ask the producer; a fault is a harness error, after which the producer is restarted.
@@ -1064,11 +604,11 @@ impl Session {
                 )?;
                 let mut batch = Vec::with_capacity(rows.len());
                 for (k, (id, r)) in rows.iter().enumerate() {
-                    let step = route_step(&q, r);
+                    let step = route_step(&q, r)?;
                     let Outcome::Stored(want) = &step.outcome else {
                         return Err(CaseFailure::harness("a routing row that expects no job"));
                     };
-                    let reference = match self.reference(inner, &step.call, &step.job.kind)? {
+                    let reference = match self.reference(inner, &step.call)? {
                         Ok(o) => o,
                         Err(r) => {
                             return Err(CaseFailure::mismatch(
@@ -1121,7 +661,7 @@ impl Session {
                 }
             }
             BulkCase::UniqueConflict => {
-                let (dup, _, _) = unique_probe(&q, UNIQUE_KEY_STATES, false);
+                let (dup, _, _) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
                 let jobs = vec![base_job(&q), dup.clone(), dup];
                 let want = json!({"refused": {"sqlstate": "ZA006", "code": "bulk_unique_conflict", "row": 3}});
                 match self.ask_bulk(inner, case, jobs)? {
@@ -1182,7 +722,7 @@ impl Session {
         case: &Case,
         step: &Step,
     ) -> Result<Option<Verdict>, CaseFailure> {
-        let reference = self.reference(inner, &step.call, &step.job.kind)?;
+        let reference = self.reference(inner, &step.call)?;
         let reference_ok =
             match (&step.outcome, &reference) {
                 (Outcome::Stored(want), Ok(r)) => {
@@ -1203,7 +743,7 @@ impl Session {
                     json!({"insert_job": refusal_json(r)}),
                 )),
                 (Outcome::Refused(kind), Err(r))
-                    if refusal_ok(kind, Some(&r.sqlstate), r.code.as_deref()) =>
+                    if kind.refusal().admits(Some(&r.sqlstate), r.code.as_deref()) =>
                 {
                     None
                 }
@@ -1212,9 +752,9 @@ impl Session {
                         format!(
                             "layer: database semantics: insert_job itself does not refuse as \
                          required ({})",
-                            refusal_wanted(kind)
+                            kind.refusal().wanted()
                         ),
-                        json!({"refused": refusal_wanted(kind)}),
+                        json!({"refused": kind.refusal().wanted()}),
                         json!({"insert_job": match r {
                             Ok(o) => o.to_json(),
                             Err(r) => refusal_json(r),
@@ -1232,7 +772,7 @@ impl Session {
                 format!("the producer reported an error for this request: {msg}"),
                 match &step.outcome {
                     Outcome::Stored(_) => json!({"outcome": "enqueued"}),
-                    Outcome::Refused(k) => json!({"refused": refusal_wanted(k)}),
+                    Outcome::Refused(k) => json!({"refused": k.refusal().wanted()}),
                 },
                 json!({"error": msg, "request": request}),
             )),
@@ -1257,16 +797,19 @@ impl Session {
                 json!({"refused": r, "request": request}),
             )),
             (Outcome::Refused(kind), EnqueueAnswer::Refused(r)) => {
-                if refusal_ok(kind, r.sqlstate.as_deref(), r.code.as_deref()) {
+                if kind
+                    .refusal()
+                    .admits(r.sqlstate.as_deref(), r.code.as_deref())
+                {
                     Ok(None)
                 } else {
                     Err(CaseFailure::mismatch(
                         format!(
                             "wrong refusal: {}; required {}",
                             describe_refusal(&r),
-                            refusal_wanted(kind)
+                            kind.refusal().wanted()
                         ),
-                        json!({"refused": refusal_wanted(kind)}),
+                        json!({"refused": kind.refusal().wanted()}),
                         json!({"refused": r}),
                     ))
                 }
@@ -1290,7 +833,7 @@ impl Session {
                 };
                 Err(CaseFailure::mismatch(
                     what,
-                    json!({"refused": refusal_wanted(kind)}),
+                    json!({"refused": kind.refusal().wanted()}),
                     json!({"stored": stored.to_json(), "request": request}),
                 ))
             }
@@ -1307,7 +850,7 @@ impl Session {
     ) -> Result<(), CaseFailure> {
         let db = Arc::clone(&self.db);
         let answered = std::mem::take(&mut inner.answered);
-        let by_login = crate::suites::db::ByLogin {
+        let by_login = crate::contract::sweep::ByLogin {
             run_login: self.login.run_scoped.as_deref(),
             answered: &answered,
             answer_login: self.login.answers.as_deref(),

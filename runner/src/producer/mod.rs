@@ -41,8 +41,8 @@
 
 pub mod cases;
 pub mod engine;
-pub mod judge;
 pub mod process;
+pub mod steps;
 pub mod validate;
 pub mod wire;
 
@@ -52,9 +52,9 @@ use std::time::Duration;
 use awa_conformance_vectors::VectorSet;
 use libtest_mimic::Trial;
 
+use crate::contract::target::DbSetup;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{CaseResult, RunContext, Verdict};
-use crate::suites::db::DbSetup;
 pub use wire::{EnqueueAnswer, EnqueueRequest, Hello};
 
 /// The `suite` of every producer trial, and the first segment of its name.
@@ -215,7 +215,7 @@ pub fn connect(
     let pg = crate::pg::Pg::new(dsn)?;
     let ctx = RunContext::new(ExpectedFailures::default());
     let schema = crate::pg::SchemaName::new(schema).map_err(crate::error::Error::Usage)?;
-    Ok(crate::suites::db::preflight(
+    Ok(crate::contract::target::preflight(
         &ctx,
         pg,
         &schema,

@@ -29,7 +29,7 @@ pub fn trial_names() -> Vec<String> {
 
 fn job(queue: &str) -> Job {
     Job::plain(
-        super::engine::PROBE_KIND,
+        super::steps::PROBE_KIND,
         queue,
         json!({"type": "object", "value": [["n", {"type": "int", "value": "1"}]]}),
     )

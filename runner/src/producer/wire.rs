@@ -190,22 +190,8 @@ pub struct EnqueueRequest {
     pub job: Job,
 }
 
-/// The optional intermediate values a producer may return, so a mismatch names its layer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Trace {
-    /// The canonical args JSON the producer hashed (text).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub canonical_args: Option<String>,
-    /// The unique key it computed, hex.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unique_key_hex: Option<String>,
-    /// The BLAKE3 pre-image it hashed, hex.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unique_preimage_hex: Option<String>,
-    /// The physical queue it enqueued to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub physical_queue: Option<String>,
-}
+/// The optional intermediate values a producer may return (the judge's type).
+pub use crate::contract::judge::Trace;
 
 /// A refusal: by the database (`sqlstate`) or by the client (`code`, `sqlstate` null).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

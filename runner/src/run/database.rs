@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use crate::cli::RunArgs;
+use crate::contract::target as db;
 use crate::embedded::{EmbeddedCluster, EmbeddedError};
 use crate::error::{Error, Kind};
 use crate::outcome::{RunContext, PROVENANCE_DATABASE};
 use crate::pg::{Dsn, Pg};
-use crate::suites::db;
 
 use super::plan::Plan;
 use super::warn;

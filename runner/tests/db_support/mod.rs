@@ -182,7 +182,7 @@ impl Held {
 
 /// The SQL that takes run `id`'s liveness lock, as a live run holds it.
 pub fn liveness_lock(id: &str) -> String {
-    let (k1, k2) = awa_conformance_runner::suites::db::sweep::liveness_key(id);
+    let (k1, k2) = awa_conformance_runner::contract::sweep::liveness_key(id);
     format!("SELECT pg_advisory_lock({k1}, {k2})")
 }
 

@@ -14,12 +14,13 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::Client;
 
 use super::case::{harness, query_fail, rolled_back, rolled_back_on, setup_fail, Case};
-use super::expect::{rejection, Member, Rejection};
-use super::privilege::{producer, Producer};
 use super::request::{
-    insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req, FUTURE,
+    insert, prepare, read, req, set_widths, unique_bytes, unique_name, width_queue, InsertJob,
+    FUTURE,
 };
 use super::DbSetup;
+use crate::contract::judge::{rejection, Member, Rejection};
+use crate::contract::login::{producer, Producer};
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -34,7 +35,7 @@ const CLAIMING: &str = "11111000";
 #[derive(Debug, Clone)]
 struct Row {
     row_no: i32,
-    req: Req,
+    req: InsertJob,
     digest: Option<Vec<u8>>,
     shard: Option<i16>,
     source: Option<String>,
@@ -42,7 +43,7 @@ struct Row {
 
 impl Row {
     /// A row whose stated routing is the core's for `width` (rotor: no shard).
-    fn routed(row_no: i32, req: Req, width: u8) -> Result<Self, CaseFailure> {
+    fn routed(row_no: i32, req: InsertJob, width: u8) -> Result<Self, CaseFailure> {
         let w = awa_conformance_core::Width::new(i64::from(width))
             .map_err(|e| CaseFailure::harness(format!("width {width}: {e}")))?;
         let r = awa_conformance_core::route(
@@ -395,7 +396,7 @@ fn good_rows(db: &DbSetup, queues: &[(u8, String)]) -> Result<Vec<Row>, CaseFail
     for (width, queue) in queues {
         for (ok, ck) in key_cases(db) {
             n += 1;
-            let mut req = Req::on(queue)
+            let mut req = req(queue)
                 .keys(ok.as_deref(), ck.as_deref())
                 .priority(i16::try_from(n % 4 + 1).unwrap_or(2));
             if n % 3 == 0 {
@@ -427,7 +428,7 @@ fn three_good(db: &DbSetup, queue: &str, width: u8) -> Result<Vec<Row>, CaseFail
     (1..=3)
         .map(|i| {
             let key = unique_bytes(db, "g");
-            Row::routed(i, Req::on(queue).keys(None, Some(&key)), width)
+            Row::routed(i, req(queue).keys(None, Some(&key)), width)
         })
         .collect()
 }
@@ -445,7 +446,7 @@ async fn mismatch(
     let base = unique_name(db);
     set_widths(c, db, &base, &[8]).await?;
     let q = width_queue(&base, 8);
-    let mut bad = Row::routed(0, Req::on(&q).keys(keys.0.as_deref(), keys.1.as_deref()), 8)?;
+    let mut bad = Row::routed(0, req(&q).keys(keys.0.as_deref(), keys.1.as_deref()), 8)?;
     spoil(&mut bad);
     let rows = with_bad_row(three_good(db, &q, 8)?, 2, bad);
     must_reject(
@@ -466,11 +467,11 @@ fn invalid(
     name: &'static str,
     sqlstate: &'static str,
     rule: &'static str,
-    spoil: fn(&mut Req),
+    spoil: fn(&mut InsertJob),
 ) -> Case {
     case(name, async move |c, db| {
         let q = unique_name(db);
-        let mut req = Req::on(&q);
+        let mut req = req(&q);
         spoil(&mut req);
         // The core refuses over-long keys, so such a row states the unkeyed routing: the
         // key length is checked before the routing and must be what is named.
@@ -508,7 +509,7 @@ fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             let client = db.pg.connect().await.map_err(harness)?;
             let batch = batch_id(db);
             let q = format!("{}_bulkcommit", unique_name(db));
-            let row = Row::routed(1, Req::on(&q), 1)?;
+            let row = Row::routed(1, req(&q), 1)?;
             // A producer that stages, then commits without publishing: COMMIT must fail.
             client
                 .batch_execute("BEGIN")
@@ -617,7 +618,7 @@ pub(super) fn cases() -> Vec<Case> {
                 .map(|(_, q)| q.clone())
                 .ok_or_else(|| CaseFailure::harness("no queue of width 8"))?;
             let key = unique_bytes(db, "obo");
-            let mut bad = Row::routed(0, Req::on(&q8).keys(None, Some(&key)), 8)?;
+            let mut bad = Row::routed(0, req(&q8).keys(None, Some(&key)), 8)?;
             bad.shard = bad.shard.map(|s| (s + 1) % 8);
             let at = good.len() / 2;
             let rows = with_bad_row(good, at, bad);
@@ -638,10 +639,10 @@ pub(super) fn cases() -> Vec<Case> {
             let q = unique_name(db);
             let mut rows = three_good(db, &q, 1)?;
             let key = unique_bytes(db, "first");
-            let mut late = Row::routed(0, Req::on(&q).keys(None, Some(&key)), 1)?;
+            let mut late = Row::routed(0, req(&q).keys(None, Some(&key)), 1)?;
             late.digest = Some(vec![0; 32]);
             rows = with_bad_row(rows, 4, late);
-            let mut early = Row::routed(0, Req::on(&q).keys(Some(&key), None), 1)?;
+            let mut early = Row::routed(0, req(&q).keys(Some(&key), None), 1)?;
             early.source = Some("concurrency_key".to_owned());
             rows = with_bad_row(rows, 2, early);
             rows.reverse();
@@ -719,8 +720,8 @@ pub(super) fn cases() -> Vec<Case> {
             // Ordering and concurrency key, staged with the concurrency key's route: the shard
             // is named, or the route source when the two shards coincide at width 8.
             let (ok, ck) = (unique_bytes(db, "bo"), unique_bytes(db, "bc"));
-            let conc = Row::routed(0, Req::on("x").keys(None, Some(&ck)), 8)?;
-            let ord = Row::routed(0, Req::on("x").keys(Some(&ok), Some(&ck)), 8)?;
+            let conc = Row::routed(0, req("x").keys(None, Some(&ck)), 8)?;
+            let ord = Row::routed(0, req("x").keys(Some(&ok), Some(&ck)), 8)?;
             let field = if conc.shard == ord.shard {
                 "route_source"
             } else {
@@ -819,7 +820,7 @@ pub(super) fn cases() -> Vec<Case> {
             let key = unique_bytes(db, "wb");
             let mut rows = three_good(db, &q, 1)?;
             for (at, states) in [(2, CLAIMING), (5, CLAIMING)] {
-                let r = Row::routed(0, Req::on(&q).unique(Some(&key), Some(states)), 1)?;
+                let r = Row::routed(0, req(&q).unique(Some(&key), Some(states)), 1)?;
                 rows = with_bad_row(rows, at, r);
             }
             must_reject(
@@ -840,19 +841,17 @@ pub(super) fn cases() -> Vec<Case> {
             let q = unique_name(db);
             let key = unique_bytes(db, "wu");
             let rows = vec![
-                Row::routed(1, Req::on(&q).unique(Some(&key), Some("10111111")), 1)?,
-                Row::routed(2, Req::on(&q).unique(Some(&key), Some("10111111")), 1)?,
+                Row::routed(1, req(&q).unique(Some(&key), Some("10111111")), 1)?,
+                Row::routed(2, req(&q).unique(Some(&key), Some("10111111")), 1)?,
                 Row::routed(
                     3,
-                    Req::on(&q)
-                        .unique(Some(&key), Some("10111111"))
-                        .run_at(FUTURE),
+                    req(&q).unique(Some(&key), Some("10111111")).run_at(FUTURE),
                     1,
                 )?,
             ];
             must_publish(c, db, &rows, "a batch sharing a key it does not claim").await?;
             let (ins, _) = prepare(c, db).await?;
-            let dup = Req::on(&q).unique(Some(&key), Some(CLAIMING));
+            let dup = req(&q).unique(Some(&key), Some(CLAIMING));
             c.batch_execute("SAVEPOINT dup")
                 .await
                 .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
@@ -876,11 +875,11 @@ pub(super) fn cases() -> Vec<Case> {
             let q = unique_name(db);
             let key = unique_bytes(db, "ex");
             let (ins, _) = prepare(c, db).await?;
-            insert(c, &ins, &Req::on(&q).unique(Some(&key), Some(CLAIMING)))
+            insert(c, &ins, &req(&q).unique(Some(&key), Some(CLAIMING)))
                 .await
                 .map_err(|e| query_fail(db, "insert_job claiming the key first", &e))?;
             let bq = unique_name(db);
-            let dup = Row::routed(0, Req::on(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
+            let dup = Row::routed(0, req(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
             let rows = with_bad_row(three_good(db, &bq, 1)?, 3, dup);
             must_reject(
                 c,
@@ -899,12 +898,12 @@ pub(super) fn cases() -> Vec<Case> {
             let key = unique_bytes(db, "xb");
             let first = vec![Row::routed(
                 1,
-                Req::on(&q).unique(Some(&key), Some(CLAIMING)),
+                req(&q).unique(Some(&key), Some(CLAIMING)),
                 1,
             )?];
             must_publish(c, db, &first, "the first batch claiming a key").await?;
             let bq = unique_name(db);
-            let dup = Row::routed(0, Req::on(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
+            let dup = Row::routed(0, req(&bq).unique(Some(&key), Some(CLAIMING)), 1)?;
             let rows = with_bad_row(three_good(db, &bq, 1)?, 2, dup);
             must_reject(
                 c,

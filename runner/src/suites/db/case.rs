@@ -7,7 +7,8 @@ use std::sync::Arc;
 use libtest_mimic::Trial;
 use tokio_postgres::Client;
 
-use super::{DbSetup, SUITE};
+use super::SUITE;
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::pg::{Pg, PgError};
 
@@ -61,7 +62,7 @@ pub(super) fn to_trial(
     let missing: Vec<&String> = case
         .requires
         .iter()
-        .filter(|c| !super::levels::is_core(c) && !db.capabilities.contains(c))
+        .filter(|c| !crate::contract::levels::is_core(c) && !db.capabilities.contains(c))
         .collect();
     if !missing.is_empty() {
         let reason = format!(
@@ -85,28 +86,7 @@ pub(super) fn harness(e: PgError) -> CaseFailure {
     CaseFailure::harness(e.to_string())
 }
 
-/// Classify a query error: no server error = connection problem (harness); otherwise a
-/// finding about the implementation under test.
-pub(super) fn query_fail(db: &DbSetup, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
-    let text = db.pg.describe(e);
-    if is_harness_error(e) {
-        CaseFailure::harness(format!(
-            "{what}: the database connection failed: {text}; check the server and rerun"
-        ))
-    } else {
-        CaseFailure::new(format!("{what} failed: {text}"))
-    }
-}
-
-/// Errors that say nothing about the implementation: no server error at all (connection
-/// closed), or SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention,
-/// e.g. `pg_terminate_backend`, statement timeout) and 58 (system error).
-pub(super) fn is_harness_error(e: &tokio_postgres::Error) -> bool {
-    match e.as_db_error() {
-        None => true,
-        Some(d) => matches!(d.code().code().get(..2), Some("08" | "53" | "57" | "58")),
-    }
-}
+pub(super) use crate::contract::judge::{is_harness_error, query_fail};
 
 /// A failing step of the harness's own setup (not of the contract function).
 pub(super) fn setup_fail(db: &DbSetup, what: &str, e: &tokio_postgres::Error) -> CaseFailure {

@@ -13,18 +13,18 @@
 //! The same checks also run as the least-privilege login role (`sql::privilege::function::*`,
 //! see `privilege.rs`) on queues whose widths were committed beforehand.
 
-use awa_conformance_core::{concurrency_digest, concurrency_shard, Width, MAX_WIDTH};
 use std::sync::Arc;
 
-use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
+use awa_conformance_vectors::{Case as VCase, Family, VectorSet};
 
 use serde_json::json;
 
 use super::case::{rolled_back, Case};
-use super::expect::Expect;
 use super::request::{
-    insert_and_read_all, set_widths, unique_name, width_queue, Req, FUTURE, PAST,
+    insert_and_read_all, req, set_widths, unique_name, width, width_queue, InsertJob, FUTURE, PAST,
 };
+use crate::contract::expect::{every_width, route_opts, routes, RouteAt};
+use crate::contract::judge::judge_routing;
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -33,74 +33,10 @@ pub(super) fn capability(family: Family) -> &'static str {
     family.as_str()
 }
 
+/// A routing vector at every width it covers (one for routing_precedence, 1..=64 for the
+/// others), as the contract layer derives it ([`routes`]).
 pub(super) struct RouteCase {
-    ordering_key: Option<Vec<u8>>,
-    concurrency_key: Option<Vec<u8>>,
-    expects: Vec<Expect>,
-}
-
-fn every_width(shards: &[u8], f: impl Fn(u8, u8) -> Expect) -> Vec<Expect> {
-    (1..=MAX_WIDTH)
-        .zip(shards.iter())
-        .map(|(w, s)| f(w, *s))
-        .collect()
-}
-
-fn route_case(v: &Vector) -> Option<RouteCase> {
-    Some(match &v.case {
-        VCase::RoutingPrecedence(c) => RouteCase {
-            ordering_key: c.ordering_key.clone(),
-            concurrency_key: c.concurrency_key.clone(),
-            expects: vec![Expect {
-                width: c.width,
-                route_source: c.route_source.as_str(),
-                enqueue_shard: c.enqueue_shard,
-                concurrency_digest: c.concurrency_digest,
-            }],
-        },
-        VCase::ConcurrencyDigest(c) => {
-            // The vector pins only the digest; the shard at each width is the core's (D2).
-            let shards: Vec<u8> = (1..=MAX_WIDTH)
-                .filter_map(|w| Width::new(i64::from(w)).ok())
-                .map(|w| concurrency_shard(&c.digest, w))
-                .collect();
-            RouteCase {
-                ordering_key: None,
-                concurrency_key: Some(c.key.clone()),
-                expects: every_width(&shards, |w, s| Expect {
-                    width: w,
-                    route_source: "concurrency_key",
-                    enqueue_shard: Some(s),
-                    concurrency_digest: Some(c.digest),
-                }),
-            }
-        }
-        VCase::ConcurrencyShard(c) => RouteCase {
-            ordering_key: None,
-            concurrency_key: Some(c.key.clone()),
-            expects: every_width(&c.shards, |w, s| Expect {
-                width: w,
-                route_source: "concurrency_key",
-                enqueue_shard: Some(s),
-                concurrency_digest: Some(c.digest),
-            }),
-        },
-        VCase::OrderingShard(c) => {
-            // ADR 0001 D3: an ordering key alone also fixes the stored digest (fallback).
-            let digest = concurrency_digest(&c.key);
-            RouteCase {
-                ordering_key: Some(c.key.clone()),
-                concurrency_key: None,
-                expects: every_width(&c.shards, |w, s| Expect {
-                    width: w,
-                    route_source: "ordering_key",
-                    enqueue_shard: Some(s),
-                    concurrency_digest: Some(digest),
-                }),
-            }
-        }
-        _ => return None,
-    })
+    expects: Vec<RouteAt>,
 }
 
 /// One function-suite case: a routing vector or a unique_key vector.
@@ -156,21 +92,25 @@ async fn check_route(
             plan.push((i, e.width % 2 == 0));
         }
     }
-    let reqs: Vec<Req> = plan
+    let reqs: Vec<InsertJob> = plan
         .iter()
         .filter_map(|(i, opts)| {
             let e = rc.expects.get(*i)?;
             // Priorities 1..=4 and run_at absent / past / future vary across the requests,
             // so every stored priority and initial state is read back and compared too.
-            let r = Req::on(&width_queue(&base, e.width))
-                .keys(rc.ordering_key.as_deref(), rc.concurrency_key.as_deref())
+            let r = req(&width_queue(&base, e.width))
+                .keys(e.ordering_key.as_deref(), e.concurrency_key.as_deref())
                 .priority(1 + i16::from(e.width % 4));
             let r = match e.width % 3 {
                 0 => r.run_at(FUTURE),
                 1 => r.run_at(PAST),
                 _ => r,
             };
-            Some(if *opts { r.opts(&e.opts()) } else { r })
+            Some(if *opts {
+                r.opts(&route_opts(&e.route))
+            } else {
+                r
+            })
         })
         .collect();
     let got = insert_and_read_all(client, db, &reqs).await?;
@@ -184,7 +124,13 @@ async fn check_route(
         } else {
             format!("{id} (no opts)")
         };
-        e.check(&label, ins, stored)?;
+        judge_routing(
+            &label,
+            width(e.width)?,
+            &e.route,
+            &ins.observed(),
+            &stored.observed(),
+        )?;
     }
     Ok(())
 }
@@ -199,7 +145,7 @@ async fn check_unique_key(
     let queue = committed_base.map_or_else(|| unique_name(db), |b| width_queue(b, 1));
     // No unique_states: the key is stored but takes no claim (released rule), so the
     // vector's key cannot collide with claims already in the database.
-    let req = Req::on(&queue).unique(Some(key), None);
+    let req = req(&queue).unique(Some(key), None);
     let got = insert_and_read_all(client, db, std::slice::from_ref(&req)).await?;
     let (ins, stored) = got
         .first()
@@ -222,8 +168,8 @@ pub(super) fn fn_cases(vectors: &VectorSet) -> Vec<(Family, String, Arc<FnCase>)
     vectors
         .iter()
         .filter_map(|(family, v)| {
-            let case = if let Some(rc) = route_case(v) {
-                FnCase::Route(rc)
+            let case = if let Some(expects) = routes(&v.case, &every_width()) {
+                FnCase::Route(RouteCase { expects })
             } else if let VCase::UniqueKey(c) = &v.case {
                 FnCase::UniqueKey(c.unique_key.to_vec())
             } else {

@@ -20,9 +20,11 @@ use serde_json::json;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, setup_fail, Case};
-use super::expect::rejection;
-use super::request::{insert, prepare, read, set_widths, unique_name, width_queue, Inserted, Req};
+use super::request::{
+    insert, prepare, read, req, set_widths, unique_name, width_queue, InsertJob, Inserted,
+};
 use super::DbSetup;
+use crate::contract::judge::rejection;
 use crate::outcome::{CaseFailure, Verdict};
 
 /// The width a queue starts at in `lower_width`, and the one it is lowered to.
@@ -57,7 +59,7 @@ fn keys_beyond_low(label: &str, n: usize) -> Result<Vec<Vec<u8>>, CaseFailure> {
 async fn insert_all(
     client: &Client,
     db: &DbSetup,
-    reqs: &[Req],
+    reqs: &[InsertJob],
     what: &str,
 ) -> Result<Vec<Inserted>, CaseFailure> {
     let (ins, _) = prepare(client, db).await?;
@@ -131,12 +133,12 @@ fn lower_width(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         set_widths(client, db, &base, &[HIGH]).await?;
         let ordering = keys_beyond_low("ok", 3)?;
         let concurrency = b"lifecycle-tenant".to_vec();
-        let mut reqs: Vec<Req> = ordering
+        let mut reqs: Vec<InsertJob> = ordering
             .iter()
-            .map(|k| Req::on(&queue).keys(Some(k), None))
+            .map(|k| req(&queue).keys(Some(k), None))
             .collect();
-        reqs.push(Req::on(&queue).keys(None, Some(&concurrency)));
-        reqs.push(Req::on(&queue));
+        reqs.push(req(&queue).keys(None, Some(&concurrency)));
+        reqs.push(req(&queue));
         let before = insert_all(client, db, &reqs, "insert_job before lowering").await?;
         let stored_before = stored_shards(client, db, &before).await?;
 
@@ -199,10 +201,10 @@ fn priority_move_keeps_shard(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> 
         let mut problems = Vec::new();
         for w in SAME_QUEUE_WIDTHS {
             let queue = width_queue(&base, w);
-            let mut reqs: Vec<Req> = (0..6)
+            let mut reqs: Vec<InsertJob> = (0..6)
                 .map(|i| {
                     let key = format!("lifecycle-priority-{i}").into_bytes();
-                    let r = Req::on(&queue);
+                    let r = req(&queue);
                     if i % 2 == 0 {
                         r.keys(Some(&key), None)
                     } else {
@@ -210,7 +212,7 @@ fn priority_move_keeps_shard(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> 
                     }
                 })
                 .collect();
-            reqs.push(Req::on(&queue));
+            reqs.push(req(&queue));
             for job in insert_all(client, db, &reqs, "insert_job").await? {
                 let (stored, to) = moved(client, db, job.job_id, &queue).await?;
                 if stored.is_none() || stored != to {
@@ -241,9 +243,9 @@ fn cross_queue_move(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         widths.dedup();
         set_widths(client, db, &base, &widths).await?;
         let source = width_queue(&base, HIGH);
-        let reqs: Vec<Req> = keys_beyond_low("move", 8)?
+        let reqs: Vec<InsertJob> = keys_beyond_low("move", 8)?
             .iter()
-            .map(|k| Req::on(&source).keys(Some(k), None))
+            .map(|k| req(&source).keys(Some(k), None))
             .collect();
         let mut problems = Vec::new();
         for job in insert_all(client, db, &reqs, "insert_job on the source queue").await? {

@@ -14,20 +14,16 @@
 //! them, and removed by [`super::DbSetup::cleanup`] (and by the next run's leftovers sweep
 //! if this process is killed).
 
-use std::sync::Arc;
-
-use awa_conformance_core::MAX_WIDTH;
 use awa_conformance_vectors::VectorSet;
 use serde_json::json;
 use tokio_postgres::Client;
 
-use super::case::{harness, query_fail, rolled_back_on, setup_fail, Case};
+use super::case::{query_fail, rolled_back_on, Case};
 use super::function::{capability, check_case, fn_cases};
-use super::sweep::run_id;
-use super::DbSetup;
+use crate::contract::login::{producer, queue_base, Producer};
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::quote_ident;
-use crate::pg::Pg;
 
 /// Functions a producer may EXECUTE besides `insert_job` and `job_routing`: the catalog and
 /// the pure helpers schema/README.md documents as public (only when not SECURITY DEFINER).
@@ -43,134 +39,6 @@ const DOCUMENTED_PUBLIC: [&str; 10] = [
     "raise_invalid_width",
     "unique_states_bits",
 ];
-
-/// The run's temporary login role.
-pub(super) fn role_name(db: &DbSetup) -> String {
-    format!("{}_login", db.prefix())
-}
-
-/// The base name of the queues whose widths are committed for the login role.
-fn queue_base(db: &DbSetup) -> String {
-    format!("{}_priv", db.prefix())
-}
-
-/// The shared login-role connection door, created once per run.
-#[derive(Debug, Clone)]
-pub(crate) enum Producer {
-    /// Logged in as the temporary role (a pool of its own), and its password (for a
-    /// producer's DSN, ADR 0049; never printed).
-    Ready(Arc<Pg>, Arc<str>),
-    /// The role cannot be created or cannot log in here (not applicable, with the reason).
-    NotApplicable(String),
-    /// The setup itself failed (harness error).
-    Broken(String),
-}
-
-/// Setup as the runner's role; `Ok(Err(reason))` = not applicable.
-async fn create_role(
-    admin: &Client,
-    db: &DbSetup,
-    password: &str,
-) -> Result<Result<(), String>, CaseFailure> {
-    let row = admin
-        .query_one(
-            include_str!("../../../sql/role_attributes.sql"),
-            &[&db.producer_role],
-        )
-        .await
-        .map_err(|e| setup_fail(db, "reading role attributes", &e))?;
-    let (can_create, producer_exists): (bool, bool) = (row.get(0), row.get(1));
-    if !can_create {
-        return Ok(Err(format!(
-            "the runner's role {} lacks CREATEROLE, so it cannot create a temporary login role; \
-             rerun with a role that has CREATEROLE to check least privilege",
-            db.pg.dsn().user()
-        )));
-    }
-    if !producer_exists {
-        return Ok(Err(format!(
-            "producer role {} does not exist (see sql::catalog::producer_role_grants)",
-            quote_ident(&db.producer_role)
-        )));
-    }
-    let role = quote_ident(&role_name(db));
-    // The password is random per run and passed as a literal (DDL takes no parameters);
-    // it is hex, so it needs no escaping.
-    let sql = format!(
-        "CREATE ROLE {role} LOGIN INHERIT PASSWORD '{password}'; GRANT {} TO {role}",
-        quote_ident(&db.producer_role)
-    );
-    if let Err(e) = admin.batch_execute(&sql).await {
-        if e.code().map(|c| c.code()) == Some("42501") {
-            return Ok(Err(format!(
-                "cannot create or grant the temporary role: {}",
-                db.pg.describe(&e)
-            )));
-        }
-        return Err(setup_fail(db, "creating the temporary login role", &e));
-    }
-    Ok(Ok(()))
-}
-
-/// Create the role and commit the queue widths (run once, see [`producer`]); returns the
-/// role's DSN and password, or `Err(reason)` when not applicable.
-async fn set_up(db: &DbSetup) -> Result<Result<(crate::pg::Dsn, String), String>, CaseFailure> {
-    let admin = db.pg.connect().await.map_err(harness)?;
-    // Hex of two random ids: no quoting issues, never printed.
-    let password = format!("{}{}", run_id(), run_id());
-    if let Err(reason) = create_role(&admin, db, &password).await? {
-        return Ok(Err(reason));
-    }
-    let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
-    admin
-        .execute(
-            &include_str!("../../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
-            &[&queue_base(db), &widths],
-        )
-        .await
-        .map_err(|e| setup_fail(db, "committing queue widths", &e))?;
-    Ok(Ok((
-        db.pg.dsn().with_user(&role_name(db), &password),
-        password,
-    )))
-}
-
-/// Log in once as the role (proves pg_hba.conf lets it in); the connection is pooled.
-fn log_in(dsn: crate::pg::Dsn, password: String) -> Producer {
-    let pg = match Pg::new(dsn) {
-        Ok(pg) => pg,
-        Err(e) => return Producer::Broken(e.to_string()),
-    };
-    let login = pg.block_on(async {
-        let mut pooled = pg.pooled().await?;
-        pooled.mark_clean();
-        Ok::<_, crate::pg::PgError>(())
-    });
-    match login {
-        Ok(Ok(())) => Producer::Ready(pg, password.into()),
-        Ok(Err(e)) | Err(e) => Producer::NotApplicable(format!(
-            "cannot log in as the temporary role (pg_hba.conf may not allow it): {e}"
-        )),
-    }
-}
-
-/// The run's login-role door, set up by the first caller.
-pub(super) fn producer(db: &DbSetup) -> Producer {
-    let Ok(mut slot) = db.producer.lock() else {
-        return Producer::Broken("the login-role state was poisoned by a panic".to_owned());
-    };
-    if let Some(p) = slot.as_ref() {
-        return p.clone();
-    }
-    let made = match db.pg.block_on(set_up(db)) {
-        Ok(Ok(Ok((dsn, password)))) => log_in(dsn, password),
-        Ok(Ok(Err(reason))) => Producer::NotApplicable(reason),
-        Ok(Err(f)) => Producer::Broken(f.message),
-        Err(e) => Producer::Broken(e.to_string()),
-    };
-    *slot = Some(made.clone());
-    made
-}
 
 /// Run `f` on a pooled login-role connection inside a transaction that is rolled back.
 fn as_login<T>(

@@ -24,14 +24,11 @@ use serde_json::json;
 use tokio_postgres::Client;
 
 use super::case::{harness, is_harness_error, query_fail, Case};
-use super::request::{insert, insert_sql, unique_bytes, Req};
+use super::request::{insert, insert_sql, req, unique_bytes};
 use super::sweep::sweep;
 use super::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
-/// Connections the race case opens at once (A, B and a watcher); the environment preflight
-/// counts them.
-pub(super) const RACERS: usize = 3;
 /// How long B may take to show up as blocked by A.
 const BLOCK_BOUND: Duration = Duration::from_secs(10);
 /// How often the watcher looks.
@@ -81,7 +78,7 @@ async fn hold_and_collide(
     let (a_pid, b_pid) = (pid(&a, db).await?, pid(&b, db).await?);
 
     let key = unique_bytes(db, "race");
-    let req = Req::on(queue).unique(Some(&key), Some("11111111"));
+    let req = req(queue).unique(Some(&key), Some("11111111"));
     a.batch_execute("BEGIN")
         .await
         .map_err(|e| query_fail(db, "BEGIN (session A)", &e))?;

@@ -12,12 +12,12 @@ use awa_conformance_core::{concurrency_digest, concurrency_shard, Width};
 use serde_json::{json, Value as Json};
 
 use super::case::{query_fail, rolled_back, Case};
-use super::expect::{rejection, Member};
 use super::request::{
-    insert, insert_and_read_all, prepare, read, set_widths, unique_name, width_queue, Req, FUTURE,
-    PAST,
+    insert, insert_and_read_all, prepare, read, req, set_widths, unique_name, width_queue,
+    InsertJob, FUTURE, PAST,
 };
 use super::DbSetup;
+use crate::contract::judge::{rejection, Member};
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -59,7 +59,7 @@ const OPTS_KEYS: &[&str] = &[
 ];
 
 /// Build the request for a case: the queue (width 8) is given; the builder adjusts it.
-type Build = fn(Req) -> Req;
+type Build = fn(InsertJob) -> InsertJob;
 
 /// The DETAIL members (besides `code`) a rejection must carry (schema/README.md error table).
 type Detail = fn() -> Vec<(&'static str, Member)>;
@@ -122,7 +122,7 @@ fn run(
     rolled_back(db, async |client| {
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
-        let req = build(Req::on(&width_queue(&base, 8)));
+        let req = build(req(&width_queue(&base, 8)));
         let (st, _) = prepare(client, db).await?;
         let res = insert(client, &st, &req).await;
         let rej = rejection(db, name, res)?;
@@ -138,7 +138,7 @@ fn run_accepted(db: &Arc<DbSetup>, name: &str, build: Build) -> Result<Verdict, 
     rolled_back(db, async |client| {
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
-        let req = build(Req::on(&width_queue(&base, 8)));
+        let req = build(req(&width_queue(&base, 8)));
         insert_and_read_all(client, db, std::slice::from_ref(&req))
             .await
             .map_err(|f| CaseFailure {

@@ -25,11 +25,11 @@ use tokio_postgres::{Client, Row};
 
 use super::case::{query_fail, rolled_back, setup_fail, Case};
 use super::catalog::hardening_cases;
-use super::expect::rejection;
 use super::request::{
-    insert, prepare, read, set_widths, unique_bytes, unique_name, width_queue, Req,
+    insert, prepare, read, req, set_widths, unique_bytes, unique_name, width_queue, InsertJob,
 };
 use super::DbSetup;
+use crate::contract::judge::rejection;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::quote_ident;
 
@@ -66,7 +66,7 @@ async fn attempt(
 async fn try_insert(
     client: &Client,
     db: &DbSetup,
-    req: &Req,
+    req: &InsertJob,
 ) -> Result<Result<super::request::Inserted, tokio_postgres::Error>, CaseFailure> {
     let (st, _) = prepare(client, db).await?;
     client
@@ -94,7 +94,7 @@ fn unique_states_refused(
 ) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let key = unique_bytes(db, "states");
-        let mut req = Req::on(&unique_name(db)).unique(Some(&key), Some(states));
+        let mut req = req(&unique_name(db)).unique(Some(&key), Some(states));
         req.kind = kind;
         let what = format!("insert_job with unique_states '{states}' bound as $10::varbit");
         let rej = rejection(db, &what, try_insert(client, db, &req).await?)?;
@@ -121,8 +121,8 @@ fn rotor_expected_shard_refused(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailur
             // 0 is the shard every backend's rotor gives at width 1, where a comparison with
             // the rotor's pick would pass; w - 1 is the other end.
             for expected in [0, w - 1] {
-                let req = Req::on(&width_queue(&base, w))
-                    .opts(&json!({"expected_enqueue_shard": expected}));
+                let req =
+                    req(&width_queue(&base, w)).opts(&json!({"expected_enqueue_shard": expected}));
                 let what =
                     format!("unkeyed job at width {w} with expected_enqueue_shard {expected}");
                 rejection(db, &what, try_insert(client, db, &req).await?)?.expect(
@@ -201,7 +201,7 @@ fn initial_state(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let q = unique_name(db);
         let mut states = Vec::new();
         for run_at in [None, Some(PAST), Some(FUTURE)] {
-            let mut req = Req::on(&q);
+            let mut req = req(&q);
             req.run_at = run_at.map(str::to_owned);
             let job = try_insert(client, db, &req)
                 .await?
@@ -224,9 +224,9 @@ fn initial_state(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         // The claim follows that state: under 01111000 (no scheduled bit) a past run_at takes
         // no claim, so the available insert after it claims, and a third one collides.
         let key = unique_bytes(db, "initial");
-        let mut past = Req::on(&q).unique(Some(&key), Some("01111000"));
+        let mut past = req(&q).unique(Some(&key), Some("01111000"));
         past.run_at = Some(PAST.to_owned());
-        let now = Req::on(&q).unique(Some(&key), Some("01111000"));
+        let now = req(&q).unique(Some(&key), Some("01111000"));
         let first = try_insert(client, db, &past).await?;
         let second = try_insert(client, db, &now).await?;
         let third = try_insert(client, db, &now).await?;
@@ -378,7 +378,7 @@ fn detail_of<T: std::fmt::Debug>(
 }
 
 /// Builds a case's request from the default request on its queue.
-type Build = fn(Req) -> Req;
+type Build = fn(InsertJob) -> InsertJob;
 
 /// Requests that fail two or more checks, and the error that must win
 /// (case name, request, SQLSTATE, DETAIL code).
@@ -444,7 +444,7 @@ fn order_case(
     rolled_back(db, async |client| {
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
-        let req = build(Req::on(&width_queue(&base, 8)));
+        let req = build(req(&width_queue(&base, 8)));
         rejection(db, name, try_insert(client, db, &req).await?)?.expect(
             name,
             sqlstate,
@@ -518,7 +518,7 @@ fn detail_members(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         set_widths(client, db, &base, &[8]).await?;
         let mut problems = Vec::new();
         for (what, build, members) in detail_requests() {
-            let req = build(Req::on(&width_queue(&base, 8)));
+            let req = build(req(&width_queue(&base, 8)));
             let (_, detail) = detail_of(db, what, try_insert(client, db, &req).await?)?;
             let missing: Vec<&str> = std::iter::once("code")
                 .chain(members.iter().copied())

@@ -4,8 +4,12 @@
 use serde_json::json;
 
 use super::case::{rolled_back, Case};
-use super::expect::Expect;
-use super::request::{insert_and_read_all, set_widths, unique_name, width_queue, Req};
+use awa_conformance_core::{Route, RouteSource};
+
+use super::request::{
+    insert_and_read_all, req, set_widths, unique_name, width, width_queue, InsertJob,
+};
+use crate::contract::judge::judge_routing;
 use crate::outcome::Verdict;
 
 /// Widths covering 1, powers of two, odd and prime widths, and the maximum.
@@ -22,16 +26,16 @@ pub(super) fn cases() -> Vec<Case> {
                 rolled_back(&db, async |client| {
                     let base = unique_name(&db);
                     set_widths(client, &db, &base, &[w]).await?;
-                    let expect = Expect {
-                        width: w,
-                        route_source: "rotor",
+                    let route = Route {
+                        source: RouteSource::Rotor,
                         enqueue_shard: None,
                         concurrency_digest: None,
                     };
+                    let at = width(w)?;
                     let queue = width_queue(&base, w);
-                    let mut reqs: Vec<Req> = (0..PER_WIDTH).map(|_| Req::on(&queue)).collect();
+                    let mut reqs: Vec<InsertJob> = (0..PER_WIDTH).map(|_| req(&queue)).collect();
                     // `expectations` is mandatory (docs/contract.md §12).
-                    reqs.push(Req::on(&queue).opts(&json!({
+                    reqs.push(req(&queue).opts(&json!({
                         "expected_route_source": "rotor",
                         "expected_concurrency_digest": null,
                     })));
@@ -40,7 +44,13 @@ pub(super) fn cases() -> Vec<Case> {
                         .iter()
                         .enumerate()
                     {
-                        expect.check(&format!("unkeyed job {i} at width {w}"), ins, stored)?;
+                        judge_routing(
+                            &format!("unkeyed job {i} at width {w}"),
+                            at,
+                            &route,
+                            &ins.observed(),
+                            &stored.observed(),
+                        )?;
                     }
                     Ok(Verdict::Passed)
                 })

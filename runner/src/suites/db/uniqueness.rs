@@ -12,9 +12,11 @@ use serde_json::json;
 use tokio_postgres::{Client, Statement};
 
 use super::case::{query_fail, rolled_back, Case};
-use super::expect::rejection;
-use super::request::{insert, prepare, read, unique_bytes, unique_name, Inserted, Req, FUTURE};
+use super::request::{
+    insert, prepare, read, req, unique_bytes, unique_name, InsertJob, Inserted, FUTURE,
+};
 use super::DbSetup;
+use crate::contract::judge::rejection;
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -27,7 +29,7 @@ async fn attempt(
     client: &Client,
     st: &Statement,
     db: &DbSetup,
-    req: &Req,
+    req: &InsertJob,
 ) -> Result<Result<Inserted, tokio_postgres::Error>, CaseFailure> {
     client
         .batch_execute("SAVEPOINT u")
@@ -50,7 +52,7 @@ async fn must_insert(
     client: &Client,
     st: &Statement,
     db: &DbSetup,
-    req: &Req,
+    req: &InsertJob,
     what: &str,
 ) -> Result<Inserted, CaseFailure> {
     attempt(client, st, db, req)
@@ -63,7 +65,7 @@ async fn must_schedule(
     client: &Client,
     st: &Statement,
     db: &DbSetup,
-    req: &Req,
+    req: &InsertJob,
 ) -> Result<Inserted, CaseFailure> {
     let job = must_insert(client, st, db, req, "scheduled insert").await?;
     if job.state.as_deref() != Some("scheduled") {
@@ -80,7 +82,7 @@ async fn must_collide(
     client: &Client,
     st: &Statement,
     db: &DbSetup,
-    req: &Req,
+    req: &InsertJob,
     what: &str,
 ) -> Result<(), CaseFailure> {
     let res = attempt(client, st, db, req).await?;
@@ -123,7 +125,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("duplicate_key_rejected", |c, ins, _, db| {
             Box::pin(async move {
                 let key = unique_bytes(db, "dup");
-                let req = Req::on(&unique_name(db)).unique(Some(&key), Some(DEFAULT_STATES));
+                let req = req(&unique_name(db)).unique(Some(&key), Some(DEFAULT_STATES));
                 must_insert(c, ins, db, &req, "first insert").await?;
                 must_collide(c, ins, db, &req, "second insert of the same key").await?;
                 Ok(Verdict::Passed)
@@ -136,7 +138,7 @@ pub(super) fn cases() -> Vec<Case> {
                     let key = unique_bytes(db, "mask");
                     let q = unique_name(db);
                     // available is bit 1: '10111111' excludes it, so no claim is taken.
-                    let unclaimed = Req::on(&q).unique(Some(&key), Some("10111111"));
+                    let unclaimed = req(&q).unique(Some(&key), Some("10111111"));
                     must_insert(
                         c,
                         ins,
@@ -146,7 +148,7 @@ pub(super) fn cases() -> Vec<Case> {
                     )
                     .await?;
                     must_insert(c, ins, db, &unclaimed, "same again").await?;
-                    let claimed = Req::on(&q).unique(Some(&key), Some(ALL_STATES));
+                    let claimed = req(&q).unique(Some(&key), Some(ALL_STATES));
                     must_insert(c, ins, db, &claimed, "claiming insert after unclaimed ones")
                         .await?;
                     must_collide(c, ins, db, &claimed, "second claiming insert").await?;
@@ -158,9 +160,7 @@ pub(super) fn cases() -> Vec<Case> {
             Box::pin(async move {
                 let key = unique_bytes(db, "sched");
                 let q = unique_name(db);
-                let scheduled = Req::on(&q)
-                    .unique(Some(&key), Some("01111000"))
-                    .run_at(FUTURE);
+                let scheduled = req(&q).unique(Some(&key), Some("01111000")).run_at(FUTURE);
                 let job = must_schedule(c, ins, db, &scheduled).await?;
                 let stored = read(c, rd, job.job_id)
                     .await
@@ -172,7 +172,7 @@ pub(super) fn cases() -> Vec<Case> {
                         json!(stored.unique_states),
                     ));
                 }
-                let available = Req::on(&q).unique(Some(&key), Some(DEFAULT_STATES));
+                let available = req(&q).unique(Some(&key), Some(DEFAULT_STATES));
                 must_insert(
                     c,
                     ins,
@@ -193,12 +193,10 @@ pub(super) fn cases() -> Vec<Case> {
                     // and a job that starts available (bit unset) takes no claim.
                     let key = unique_bytes(db, "schedbit");
                     let q = unique_name(db);
-                    let scheduled = Req::on(&q)
-                        .unique(Some(&key), Some("10000000"))
-                        .run_at(FUTURE);
+                    let scheduled = req(&q).unique(Some(&key), Some("10000000")).run_at(FUTURE);
                     must_schedule(c, ins, db, &scheduled).await?;
                     // No run_at: available (§10 rule 3), a state the mask leaves unclaimed.
-                    let now = Req::on(&q).unique(Some(&key), Some("10000000"));
+                    let now = req(&q).unique(Some(&key), Some("10000000"));
                     must_insert(c, ins, db, &now, "available insert, mask without its bit").await?;
                     must_collide(c, ins, db, &scheduled, "second scheduled insert").await?;
                     Ok(Verdict::Passed)
@@ -208,7 +206,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("null_states_stored_not_enforced", |c, ins, rd, db| {
             Box::pin(async move {
                 let key = unique_bytes(db, "null");
-                let req = Req::on(&unique_name(db)).unique(Some(&key), None);
+                let req = req(&unique_name(db)).unique(Some(&key), None);
                 let a = must_insert(c, ins, db, &req, "first insert, states NULL").await?;
                 must_insert(c, ins, db, &req, "second insert, states NULL").await?;
                 let stored = read(c, rd, a.job_id)
@@ -227,7 +225,7 @@ pub(super) fn cases() -> Vec<Case> {
         }),
         case("empty_key_enforced", |c, ins, _, db| {
             Box::pin(async move {
-                let req = Req::on(&unique_name(db)).unique(Some(b""), Some(ALL_STATES));
+                let req = req(&unique_name(db)).unique(Some(b""), Some(ALL_STATES));
                 let first = attempt(c, ins, db, &req).await?;
                 if let Err(e) = &first {
                     if e.code().map(|s| s.code()) == Some("23505") {
@@ -244,8 +242,8 @@ pub(super) fn cases() -> Vec<Case> {
         case("same_key_other_queue_collides", |c, ins, _, db| {
             Box::pin(async move {
                 let key = unique_bytes(db, "queues");
-                let a = Req::on(&unique_name(db)).unique(Some(&key), Some(ALL_STATES));
-                let b = Req::on(&unique_name(db)).unique(Some(&key), Some(ALL_STATES));
+                let a = req(&unique_name(db)).unique(Some(&key), Some(ALL_STATES));
+                let b = req(&unique_name(db)).unique(Some(&key), Some(ALL_STATES));
                 must_insert(c, ins, db, &a, "insert in queue A").await?;
                 must_collide(c, ins, db, &b, "same key in queue B").await?;
                 Ok(Verdict::Passed)

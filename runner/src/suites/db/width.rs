@@ -12,16 +12,18 @@
 use std::sync::Arc;
 
 use awa_conformance_core::{
-    concurrency_digest, concurrency_shard, move_shard, ordering_shard, unique_states_bits, Width,
+    concurrency_digest, concurrency_shard, move_shard, ordering_shard, unique_states_bits, Route,
+    RouteSource, Width,
 };
 use serde_json::json;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
-use super::expect::{rejection, Expect, Member, Rejection};
-use super::request::{insert_and_read_all, unique_name, Req};
+use super::request::{insert_and_read_all, req, unique_name, width};
 use super::DbSetup;
+use crate::contract::expect::route_opts;
+use crate::contract::judge::{judge_routing, rejection, Member, Rejection};
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -126,7 +128,7 @@ fn queue_meta_limits(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 type KeyedCase = (
     Option<&'static [u8]>,
     Option<&'static [u8]>,
-    &'static str,
+    RouteSource,
     &'static [u8],
 );
 
@@ -139,39 +141,45 @@ fn no_row_means_width_1(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         // A run-scoped queue that has no queue_meta row.
         let queue = unique_name(db);
         let cases: [KeyedCase; 3] = [
-            (None, Some(CONCURRENCY), "concurrency_key", CONCURRENCY),
-            (Some(ORDERING), None, "ordering_key", ORDERING),
+            (
+                None,
+                Some(CONCURRENCY),
+                RouteSource::ConcurrencyKey,
+                CONCURRENCY,
+            ),
+            (Some(ORDERING), None, RouteSource::OrderingKey, ORDERING),
             (
                 Some(ORDERING),
                 Some(CONCURRENCY),
-                "ordering_key",
+                RouteSource::OrderingKey,
                 CONCURRENCY,
             ),
         ];
         let mut reqs = Vec::new();
         let mut expects = Vec::new();
         for (ok, ck, source, digest_of) in cases {
-            let e = Expect {
-                width: 1,
-                route_source: source,
+            let e = Route {
+                source,
                 enqueue_shard: Some(0),
                 concurrency_digest: Some(concurrency_digest(digest_of)),
             };
-            reqs.push(Req::on(&queue).keys(ok, ck));
-            reqs.push(Req::on(&queue).keys(ok, ck).opts(&e.opts()));
-            expects.push(e.clone());
+            reqs.push(req(&queue).keys(ok, ck));
+            reqs.push(req(&queue).keys(ok, ck).opts(&route_opts(&e)));
+            expects.push(e);
             expects.push(e);
         }
         let got = insert_and_read_all(client, db, &reqs).await?;
         for (i, ((ins, st), e)) in got.iter().zip(&expects).enumerate() {
             let with = if i % 2 == 0 { "no opts" } else { "opts" };
-            e.check(
+            judge_routing(
                 &format!(
                     "{} key on a queue without a queue_meta row ({with})",
-                    e.route_source
+                    e.source.as_str()
                 ),
-                ins,
-                st,
+                width(1)?,
+                e,
+                &ins.observed(),
+                &st.observed(),
             )?;
         }
         Ok(Verdict::Passed)

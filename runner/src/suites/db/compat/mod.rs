@@ -32,107 +32,15 @@ use awa_conformance_vectors::VectorSet;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, Case};
-use super::DbSetup;
+use crate::contract::call::{compat_insert, compat_insert_sql, CompatCall, CompatReturned};
+use crate::contract::released::storage;
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
-use crate::pg::quote_ident;
 
 /// The suite prefix of every compat case (`sql::compat::<group>::<case>`). Group names never
 /// end in a vector family's name, so a family filter such as `unique_key::` keeps selecting
 /// the offline cases only.
 const SUITE: &str = "compat";
-
-/// Released Awa as preflight found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Released {
-    /// `max(version)` of `schema_version`.
-    pub schema_version: i32,
-    /// `active_queue_storage_schema()`: the queue-storage schema, or `None` on the canonical
-    /// engine.
-    pub storage_schema: Option<String>,
-}
-
-impl Released {
-    /// The provenance line naming what was checked.
-    #[must_use]
-    pub fn describe(&self) -> String {
-        format!(
-            "released Awa, schema version {}, insert_job_compat, storage engine {}",
-            self.schema_version,
-            self.engine()
-        )
-    }
-
-    /// The storage engine's name.
-    #[must_use]
-    pub fn engine(&self) -> &'static str {
-        if self.storage_schema.is_some() {
-            "queue_storage"
-        } else {
-            "canonical"
-        }
-    }
-
-    /// Why a contract case (`sql::…` outside the compat suite) does not apply.
-    #[must_use]
-    pub fn contract_case_reason(&self, name: &str) -> String {
-        let what = if [
-            "::cd-",
-            "::cs-",
-            "::rp-",
-            "::ms-",
-            "concurrency",
-            "route",
-            "race",
-            "move_shard",
-        ]
-        .iter()
-        .any(|w| name.contains(w))
-        {
-            "released Awa has no concurrency key (no digest, no concurrency shard, no route \
-             source) and no move_shard"
-        } else {
-            "released Awa has no insert_job, job_routing or contract_capabilities"
-        };
-        format!(
-            "{what} (schema version {}): this case checks contract v1, which arrives with \
-             awa.insert_job; the sql::compat::* cases check insert_job_compat instead",
-            self.schema_version
-        )
-    }
-}
-
-/// Whether `schema` holds released Awa (see the module docs); `None`: it does not (the
-/// caller reports the contract schema as missing).
-///
-/// # Errors
-/// The catalog query failed.
-pub(crate) async fn detect(
-    client: &Client,
-    schema: &str,
-) -> Result<Option<Released>, tokio_postgres::Error> {
-    let row = client
-        .query_one(
-            include_str!("../../../../sql/compat_detect.sql"),
-            &[&schema],
-        )
-        .await?;
-    let (versions, compat, insert_job, locator): (bool, bool, bool, bool) =
-        (row.get(0), row.get(1), row.get(2), row.get(3));
-    if !(versions && compat && !insert_job && locator) {
-        return Ok(None);
-    }
-    let row = client
-        .query_one(
-            &include_str!("../../../../sql/compat_released.sql")
-                .replace("@S@", &quote_ident(schema)),
-            &[],
-        )
-        .await?;
-    Ok(Some(Released {
-        schema_version: row.get::<_, Option<i32>>(0).unwrap_or(0),
-        storage_schema: row.get(1),
-    }))
-}
 
 /// Every compat case (names are the same with or without a database).
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
@@ -157,96 +65,12 @@ fn case(
     Case::new(&format!("{SUITE}::{group}"), name, check)
 }
 
-/// The released setup of a compat case (the trials are built only for released Awa).
-fn released(db: &DbSetup) -> Result<&Released, CaseFailure> {
-    db.compat.as_ref().ok_or_else(|| {
-        CaseFailure::harness("a compat case ran on a database that is not released Awa")
-    })
-}
+/// The kind of every job the compat cases insert.
+const KIND: &str = "awa_conformance.compat";
 
-/// The quoted queue-storage schema, or the reason the case does not apply.
-pub(crate) fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailure> {
-    let rel = released(db)?;
-    Ok(rel
-        .storage_schema
-        .as_deref()
-        .map(quote_ident)
-        .ok_or_else(|| {
-            format!(
-            "the storage engine is canonical, which keeps no enqueue shard and no claim table: \
-             activate queue storage (a fresh 0.6.x worker does: SELECT \
-             {}.storage_auto_finalize_if_fresh('{}')) and rerun",
-            db.schema.quoted(),
-            db.schema
-        )
-        }))
-}
-
-/// One `insert_job_compat` call, every argument explicit (the compat cases' calls, and the
-/// producer engine's reference on released Awa).
-#[derive(Debug, Clone)]
-pub(crate) struct Call {
-    pub(crate) kind: String,
-    pub(crate) queue: String,
-    pub(crate) args: String,
-    pub(crate) state: &'static str,
-    pub(crate) priority: i16,
-    pub(crate) max_attempts: i16,
-    pub(crate) run_at: Option<String>,
-    pub(crate) tags: Vec<String>,
-    pub(crate) unique_key: Option<Vec<u8>>,
-    pub(crate) unique_states: Option<String>,
-    pub(crate) ordering_key: Option<Vec<u8>>,
-}
-
-/// A `run_at` far in the future, for jobs that start `scheduled`.
-const FUTURE: &str = "2999-01-01T00:00:00Z";
-
-impl Call {
-    /// An `available` job with released defaults on `queue`.
-    fn on(queue: &str) -> Self {
-        Self {
-            kind: "awa_conformance.compat".to_owned(),
-            queue: queue.to_owned(),
-            args: "{}".to_owned(),
-            state: "available",
-            priority: 2,
-            max_attempts: 25,
-            run_at: None,
-            tags: Vec::new(),
-            unique_key: None,
-            unique_states: None,
-            ordering_key: None,
-        }
-    }
-
-    /// Start the job in `state`: `scheduled` also gets a future `run_at`, as the SDKs send it.
-    fn state(mut self, state: &'static str) -> Self {
-        self.state = state;
-        self.run_at = (state == "scheduled").then(|| FUTURE.to_owned());
-        self
-    }
-
-    fn unique(mut self, key: &[u8], states: &str) -> Self {
-        self.unique_key = Some(key.to_vec());
-        self.unique_states = Some(states.to_owned());
-        self
-    }
-
-    fn ordering(mut self, key: &[u8]) -> Self {
-        self.ordering_key = Some(key.to_vec());
-        self
-    }
-}
-
-/// What `insert_job_compat` returned.
-#[derive(Debug, Clone)]
-pub(crate) struct Returned {
-    pub(crate) job_id: i64,
-    queue: Option<String>,
-    state: Option<String>,
-    unique_key: Option<Vec<u8>>,
-    unique_states: Option<String>,
+/// An `available` job with released defaults on `queue`.
+fn call(queue: &str) -> CompatCall {
+    CompatCall::new(KIND, queue)
 }
 
 /// Where queue storage keeps a job.
@@ -260,49 +84,12 @@ struct Stored {
     unique_states: Option<String>,
 }
 
-pub(crate) fn insert_sql(db: &DbSetup) -> String {
-    include_str!("../../../../sql/compat_insert.sql").replace("@S@", db.schema.quoted())
-}
-
-/// Call `insert_job_compat` once.
-pub(crate) async fn insert(
-    client: &Client,
-    st: &tokio_postgres::Statement,
-    c: &Call,
-) -> Result<Returned, tokio_postgres::Error> {
-    let row = client
-        .query_one(
-            st,
-            &[
-                &c.kind,
-                &c.queue,
-                &c.args,
-                &c.state,
-                &c.priority,
-                &c.max_attempts,
-                &c.run_at,
-                &c.tags,
-                &c.unique_key,
-                &c.unique_states,
-                &c.ordering_key,
-            ],
-        )
-        .await?;
-    Ok(Returned {
-        job_id: row.try_get(0)?,
-        queue: row.try_get(1)?,
-        state: row.try_get(2)?,
-        unique_key: row.try_get(3)?,
-        unique_states: row.try_get(4)?,
-    })
-}
-
 async fn prepare_insert(
     client: &Client,
     db: &DbSetup,
 ) -> Result<tokio_postgres::Statement, CaseFailure> {
     client
-        .prepare(&insert_sql(db))
+        .prepare(&compat_insert_sql(db))
         .await
         .map_err(|e| query_fail(db, "preparing insert_job_compat", &e))
 }
@@ -360,13 +147,13 @@ async fn attempt(
     client: &Client,
     st: &tokio_postgres::Statement,
     db: &DbSetup,
-    call: &Call,
-) -> Result<Result<Returned, tokio_postgres::Error>, CaseFailure> {
+    call: &CompatCall,
+) -> Result<Result<CompatReturned, tokio_postgres::Error>, CaseFailure> {
     client
         .batch_execute("SAVEPOINT compat")
         .await
         .map_err(|e| query_fail(db, "SAVEPOINT", &e))?;
-    let res = insert(client, st, call).await;
+    let res = compat_insert(client, st, call).await;
     let undo = if res.is_ok() {
         "RELEASE SAVEPOINT compat"
     } else {

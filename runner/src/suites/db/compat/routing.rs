@@ -7,11 +7,11 @@ use awa_conformance_core::{ordering_shard, physical_queue_name, Width, MAX_WIDTH
 use awa_conformance_vectors::{Case as VCase, VectorSet};
 use serde_json::json;
 
-use super::{case, insert, prepare_insert, storage, stored, Call};
+use super::{call, case, compat_insert, prepare_insert, storage, stored};
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, setup_fail, Case};
 use crate::suites::db::request::{set_widths, unique_name, width_queue};
-use crate::suites::db::DbSetup;
 
 /// The width of every physical queue of the partition cases.
 const PARTITION_WIDTH: u8 = 8;
@@ -57,8 +57,8 @@ fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, Cas
         let st = prepare_insert(client, db).await?;
         let mut ids = Vec::with_capacity(keys.len());
         for (id, key, _) in keys {
-            let call = Call::on(&queue).ordering(key);
-            let ret = insert(client, &st, &call)
+            let call = call(&queue).ordering(key);
+            let ret = compat_insert(client, &st, &call)
                 .await
                 .map_err(|e| query_fail(db, &format!("insert_job_compat for {id}"), &e))?;
             ids.push(ret.job_id);
@@ -142,7 +142,7 @@ fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdi
             .await
             .map_err(|e| setup_fail(db, "setting queue_meta.enqueue_shards", &e))?;
         let st = prepare_insert(client, db).await?;
-        let ret = insert(client, &st, &Call::on(&physical).ordering(key))
+        let ret = compat_insert(client, &st, &call(&physical).ordering(key))
             .await
             .map_err(|e| query_fail(db, "insert_job_compat into the physical queue", &e))?;
         let rows = stored(

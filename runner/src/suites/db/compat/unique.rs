@@ -7,12 +7,14 @@ use awa_conformance_core::{unique_states_bits, DEFAULT_UNIQUE_STATES};
 use awa_conformance_vectors::{Case as VCase, VectorSet};
 use serde_json::json;
 
-use super::{attempt, case, claims, insert, prepare_insert, storage, stored, Call, Returned};
+use super::{
+    attempt, call, case, claims, compat_insert, prepare_insert, storage, stored, CompatReturned,
+};
+use crate::contract::judge::rejection;
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
-use crate::suites::db::expect::rejection;
 use crate::suites::db::request::{unique_bytes, unique_name};
-use crate::suites::db::DbSetup;
 use awa_conformance_vectors::to_hex as hex;
 
 /// The initial states an insert can start in under queue storage that take claims: the job
@@ -52,7 +54,7 @@ fn unique_key_case(db: &Arc<DbSetup>, key: &[u8]) -> Result<Verdict, CaseFailure
         }
         let queue = unique_name(db);
         let st = prepare_insert(client, db).await?;
-        let ret = insert(client, &st, &Call::on(&queue).unique(key, &states))
+        let ret = compat_insert(client, &st, &call(&queue).unique(key, &states))
             .await
             .map_err(|e| query_fail(db, "insert_job_compat with the vector's unique_key", &e))?;
         let rows = stored(client, db, &q, &[ret.job_id], std::slice::from_ref(&queue)).await?;
@@ -110,8 +112,8 @@ fn mask_case(db: &Arc<DbSetup>, bits: &str, states: &[String]) -> Result<Verdict
         for state in INITIAL_STATES {
             let queue = unique_name(db);
             let key = unique_bytes(db, "compat_mask");
-            let call = Call::on(&queue).state(state).unique(&key, bits);
-            let a: Returned = insert(client, &st, &call)
+            let call = call(&queue).state(state).unique(&key, bits);
+            let a: CompatReturned = compat_insert(client, &st, &call)
                 .await
                 .map_err(|e| query_fail(db, &format!("first {state} insert (mask {bits})"), &e))?;
             let claimed = states.iter().any(|s| s == state);

@@ -6,16 +6,16 @@
 
 use std::sync::Arc;
 
-use super::{case, insert, prepare_insert, Call};
+use super::{call, case, compat_insert, prepare_insert, CompatCall};
+use crate::contract::judge::rejection;
+use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
-use crate::suites::db::expect::rejection;
 use crate::suites::db::rejection::{ATTEMPTS_MSG, KIND_MSG, PRIORITY_MSG, QUEUE_MSG, TAGS_MSG};
 use crate::suites::db::request::unique_name;
-use crate::suites::db::DbSetup;
 
 /// How a case changes the base call (an available job on a run-scoped queue).
-type Build = fn(Call) -> Call;
+type Build = fn(CompatCall) -> CompatCall;
 
 /// What the call must do: be accepted, or be refused with (SQLSTATE, message).
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +36,7 @@ fn tags(n: usize) -> Vec<String> {
 const CASES: &[(&str, Build, Want)] = &[
     (
         "kind_201_chars",
-        |c| Call {
+        |c| CompatCall {
             kind: "k".repeat(201),
             ..c
         },
@@ -45,7 +45,7 @@ const CASES: &[(&str, Build, Want)] = &[
     // Characters, not bytes: 200 two-byte characters are accepted.
     (
         "kind_200_chars_accepted",
-        |c| Call {
+        |c| CompatCall {
             kind: "é".repeat(200),
             ..c
         },
@@ -53,7 +53,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "queue_201_chars",
-        |c| Call {
+        |c| CompatCall {
             queue: format!("{}{}", c.queue, "q".repeat(201)),
             ..c
         },
@@ -61,27 +61,27 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "priority_0",
-        |c| Call { priority: 0, ..c },
+        |c| CompatCall { priority: 0, ..c },
         refused(PRIORITY_MSG),
     ),
     (
         "priority_5",
-        |c| Call { priority: 5, ..c },
+        |c| CompatCall { priority: 5, ..c },
         refused(PRIORITY_MSG),
     ),
     (
         "priority_1_accepted",
-        |c| Call { priority: 1, ..c },
+        |c| CompatCall { priority: 1, ..c },
         Want::Accepted,
     ),
     (
         "priority_4_accepted",
-        |c| Call { priority: 4, ..c },
+        |c| CompatCall { priority: 4, ..c },
         Want::Accepted,
     ),
     (
         "max_attempts_0",
-        |c| Call {
+        |c| CompatCall {
             max_attempts: 0,
             ..c
         },
@@ -89,7 +89,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "max_attempts_1001",
-        |c| Call {
+        |c| CompatCall {
             max_attempts: 1001,
             ..c
         },
@@ -97,7 +97,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "max_attempts_1000_accepted",
-        |c| Call {
+        |c| CompatCall {
             max_attempts: 1000,
             ..c
         },
@@ -105,7 +105,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "tags_21",
-        |c| Call {
+        |c| CompatCall {
             tags: tags(21),
             ..c
         },
@@ -113,7 +113,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "tags_20_accepted",
-        |c| Call {
+        |c| CompatCall {
             tags: tags(20),
             ..c
         },
@@ -122,7 +122,7 @@ const CASES: &[(&str, Build, Want)] = &[
     // First failing check wins: kind before queue before priority before max_attempts before tags.
     (
         "order_kind_before_priority",
-        |c| Call {
+        |c| CompatCall {
             kind: "k".repeat(201),
             priority: 0,
             ..c
@@ -131,7 +131,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "order_queue_before_priority",
-        |c| Call {
+        |c| CompatCall {
             queue: "q".repeat(201),
             priority: 9,
             ..c
@@ -140,7 +140,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "order_priority_before_max_attempts",
-        |c| Call {
+        |c| CompatCall {
             priority: 0,
             max_attempts: 0,
             ..c
@@ -149,7 +149,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "order_max_attempts_before_tags",
-        |c| Call {
+        |c| CompatCall {
             max_attempts: 0,
             tags: tags(21),
             ..c
@@ -158,7 +158,7 @@ const CASES: &[(&str, Build, Want)] = &[
     ),
     (
         "empty_kind_accepted",
-        |c| Call {
+        |c| CompatCall {
             kind: String::new(),
             ..c
         },
@@ -180,9 +180,9 @@ fn check(db: &Arc<DbSetup>, name: &str, build: Build, want: Want) -> Result<Verd
     rolled_back(db, async |client| {
         // Scheduled: a queue-storage `available` insert also NOTIFYs on the queue's channel,
         // whose 63-byte limit is not part of validation (docs/advisories.md).
-        let call = build(Call::on(&unique_name(db)).state("scheduled"));
+        let call = build(call(&unique_name(db)).state("scheduled"));
         let st = prepare_insert(client, db).await?;
-        let res = insert(client, &st, &call).await;
+        let res = compat_insert(client, &st, &call).await;
         let what = format!("insert_job_compat ({name})");
         match want {
             Want::Accepted => res

@@ -15,7 +15,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use tokio_postgres::Client;
 
-use super::DbSetup;
+use super::target::DbSetup;
 use crate::pg::quote_ident;
 use crate::pg::PgError;
 
@@ -44,7 +44,7 @@ pub async fn alive_anywhere(client: &Client, run_id: &str) -> Result<bool, PgErr
     let (k1, k2) = liveness_key(run_id);
     let row = client
         .query_one(
-            include_str!("../../../sql/liveness_held.sql"),
+            include_str!("../../sql/liveness_held.sql"),
             &[&as_oid(k1), &as_oid(k2)],
         )
         .await
@@ -54,7 +54,7 @@ pub async fn alive_anywhere(client: &Client, run_id: &str) -> Result<bool, PgErr
 
 /// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
 /// runs left behind (see [`sweep_leftovers`]).
-pub(super) async fn mark_alive_and_sweep(
+pub async fn mark_alive_and_sweep(
     setup: &DbSetup,
 ) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
     let live = setup.pg.connect().await?;
@@ -76,7 +76,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
     for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
         let rows = live
             .query(
-                &include_str!("../../../sql/leftover_queue_runs.sql")
+                &include_str!("../../sql/leftover_queue_runs.sql")
                     .replace("@S@", db.schema.quoted())
                     .replace("@T@", &quote_ident(&t.name)),
                 &[],
@@ -86,7 +86,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         ids.extend(rows.iter().map(|r| r.get::<_, String>(0)));
     }
     let roles = live
-        .query(include_str!("../../../sql/leftover_role_runs.sql"), &[])
+        .query(include_str!("../../sql/leftover_role_runs.sql"), &[])
         .await
         .map_err(err)?;
     ids.extend(roles.iter().map(|r| r.get::<_, String>(0)));
@@ -162,7 +162,7 @@ impl ByLogin<'_> {
 /// Remove committed rows of queues named `scope…` (and claims of their jobs plus
 /// `extra_job_ids`) from every table of the schema; with `role`, also every row that login
 /// wrote (ADR 0049), then drop that login role if it exists and has no session.
-pub(super) async fn sweep(
+pub async fn sweep(
     db: &DbSetup,
     scope: &str,
     extra_job_ids: &[i64],
@@ -177,7 +177,7 @@ pub(super) async fn sweep(
 }
 
 /// [`sweep`] on a given connection, with the rows `by_login` finds.
-pub(super) async fn sweep_on(
+pub async fn sweep_on(
     client: &Client,
     db: &DbSetup,
     scope: &str,
@@ -201,7 +201,7 @@ pub(super) async fn sweep_on(
         let col = if t.job_id { "job_id" } else { "id" };
         let rows = client
             .query(
-                &include_str!("../../../sql/sweep_login_ids.sql")
+                &include_str!("../../sql/sweep_login_ids.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name))
                     .replace("@ID@", col)
@@ -220,7 +220,7 @@ pub(super) async fn sweep_on(
         let col = if t.job_id { "job_id" } else { "id" };
         let rows = client
             .query(
-                &include_str!("../../../sql/sweep_job_ids.sql")
+                &include_str!("../../sql/sweep_job_ids.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name))
                     .replace("@ID@", col),
@@ -235,7 +235,7 @@ pub(super) async fn sweep_on(
         if !ids.is_empty() {
             client
                 .execute(
-                    &include_str!("../../../sql/sweep_claims.sql")
+                    &include_str!("../../sql/sweep_claims.sql")
                         .replace("@S@", s)
                         .replace("@T@", &quote_ident(&t.name)),
                     &[&ids],
@@ -250,7 +250,7 @@ pub(super) async fn sweep_on(
     for t in tables.iter().filter(|t| t.queue && t.seq_name) {
         let rows = client
             .query(
-                &include_str!("../../../sql/sweep_sequence_names.sql")
+                &include_str!("../../sql/sweep_sequence_names.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
@@ -266,7 +266,7 @@ pub(super) async fn sweep_on(
             let col = if t.job_id { "job_id" } else { "id" };
             client
                 .execute(
-                    &include_str!("../../../sql/sweep_login_rows.sql")
+                    &include_str!("../../sql/sweep_login_rows.sql")
                         .replace("@S@", s)
                         .replace("@T@", &table)
                         .replace("@ID@", col)
@@ -282,7 +282,7 @@ pub(super) async fn sweep_on(
         } else if by_login.run_login.is_some() {
             client
                 .execute(
-                    &include_str!("../../../sql/sweep_login_staged.sql")
+                    &include_str!("../../sql/sweep_login_staged.sql")
                         .replace("@S@", s)
                         .replace("@T@", &table)
                         .replace("@L@", &login),
@@ -295,7 +295,7 @@ pub(super) async fn sweep_on(
     for t in tables.iter().filter(|t| t.queue) {
         client
             .execute(
-                &include_str!("../../../sql/sweep_queue_rows.sql")
+                &include_str!("../../sql/sweep_queue_rows.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
@@ -318,7 +318,7 @@ pub(super) async fn sweep_on(
         return Ok(());
     };
     let droppable = client
-        .query_opt(include_str!("../../../sql/role_droppable.sql"), &[&role])
+        .query_opt(include_str!("../../sql/role_droppable.sql"), &[&role])
         .await
         .map_err(err)?;
     if droppable.is_some() {
@@ -332,17 +332,13 @@ pub(super) async fn sweep_on(
 
 /// The number of rows of the schema's tables (those with a queue column) whose queue starts
 /// with `prefix`.
-pub(super) async fn count_scope_rows(
-    client: &Client,
-    db: &DbSetup,
-    prefix: &str,
-) -> Result<i64, PgError> {
+pub async fn count_scope_rows(client: &Client, db: &DbSetup, prefix: &str) -> Result<i64, PgError> {
     let s = db.schema.quoted();
     let mut n = 0i64;
     for t in sweep_tables(client, db).await?.iter().filter(|t| t.queue) {
         let row = client
             .query_one(
-                &include_str!("../../../sql/scope_row_count.sql")
+                &include_str!("../../sql/scope_row_count.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
@@ -370,7 +366,7 @@ struct SweepTable {
 async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
     let rows = client
         .query(
-            include_str!("../../../sql/sweep_tables.sql"),
+            include_str!("../../sql/sweep_tables.sql"),
             &[&db.schema.as_str()],
         )
         .await

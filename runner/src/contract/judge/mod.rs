@@ -1,19 +1,35 @@
-//! The judgement of one producer case: what the producer stored, what the vector says, and
-//! what `insert_job` itself returns for the same logical request; a mismatch is labelled by
-//! the layer it comes from.
+//! The one judge: every comparison of an answer with what the contract requires.
 //!
-//! The database computes routing (digest, shard, source) itself, so a producer can only get
-//! routing wrong by sending other bytes, another queue or other states: those are "SQL call
-//! encoding" (or "partition" for the physical queue). The unique key is the producer's own
-//! computation: canonical JSON, pre-image, digest. When `insert_job` itself disagrees with
-//! the vector the layer is "database semantics", whatever the producer did.
+//! * a stored or returned job against its [`Expectation`], field by field, each mismatch
+//!   labelled by the [`Layer`] it comes from ([`judge_stored`], [`judge_reference`],
+//!   [`judge_routing`]), with near misses naming the mistake;
+//! * a refusal against the one a request must get ([`Refusal`]), and a database error's
+//!   fields against the error table ([`Rejection`], [`Member`]);
+//! * an error that blames the harness rather than the implementation ([`is_harness_error`],
+//!   [`query_fail`]);
+//! * a computed answer against a vector's `expected` object ([`answer`]): the adapter
+//!   protocol and fuzz.
+//!
+//! The SQL suites, the producer engine, the compat suites, fuzz and the adapter comparison
+//! all call these; none of them compares on its own.
+//!
+//! Layers: the database computes routing (digest, shard, source) itself, so a producer can
+//! only get routing wrong by sending other bytes, another queue or other states: those are
+//! "SQL call encoding" (or "partition" for the physical queue). The unique key is the
+//! producer's own computation: canonical JSON, pre-image, digest. When `insert_job` itself
+//! disagrees with the vector the layer is "database semantics", whatever the producer did.
 
 use awa_conformance_core::{self as core, Route, Width};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
-use super::cases::Case;
-use super::wire::Trace;
+use super::call::InsertJob;
+use super::expect::Expectation;
 use crate::outcome::CaseFailure;
+
+mod refusal;
+
+pub use refusal::{query_fail, rejection, Member, Refusal, Rejection};
 
 /// Where a mismatch comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +95,9 @@ pub struct Observed {
     pub unique_states: Option<String>,
 }
 
-fn h(b: Option<&[u8]>) -> Json {
+/// Lowercase hex of optional bytes, or JSON null.
+#[must_use]
+pub fn h(b: Option<&[u8]>) -> Json {
     b.map_or(Json::Null, |b| {
         Json::String(awa_conformance_vectors::to_hex(b))
     })
@@ -100,64 +118,6 @@ impl Observed {
             "ordering_key_digest_hex": h(self.ordering_key_digest.as_deref()),
             "unique_key_hex": h(self.unique_key.as_deref()),
             "unique_states": self.unique_states,
-        })
-    }
-}
-
-/// What the case expects of the stored job.
-#[derive(Debug, Clone)]
-pub struct Expected {
-    /// The (physical) queue.
-    pub queue: String,
-    /// The queue's width.
-    pub width: Width,
-    /// `scheduled` or `available`.
-    pub state: &'static str,
-    /// The priority.
-    pub priority: i16,
-    /// The routing.
-    pub route: Route,
-    /// The digest of the ordering key sent (`None`: none sent).
-    pub ordering_key_digest: Option<[u8; 32]>,
-    /// The unique key (`None`: none).
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as sent (`None`: none).
-    pub unique_states: Option<String>,
-    /// The expected canonical args and pre-image (unique cases), for the layer and report.
-    pub unique_intermediates: Option<(Option<Vec<u8>>, Vec<u8>)>,
-    /// Keys computed from near-miss inputs (e.g. without the period bucket), each with what
-    /// it means: a stored key equal to one of them names the mistake.
-    pub unique_near_misses: Vec<(String, Vec<u8>)>,
-}
-
-impl Expected {
-    /// The JSON shown in reports.
-    #[must_use]
-    pub fn to_json(&self) -> Json {
-        let w = self.width.get();
-        let (canonical, preimage) = match &self.unique_intermediates {
-            Some((c, p)) => (
-                c.as_ref().map_or(Json::Null, |c| {
-                    Json::String(String::from_utf8_lossy(c).into_owned())
-                }),
-                h(Some(p)),
-            ),
-            None => (Json::Null, Json::Null),
-        };
-        json!({
-            "queue": self.queue,
-            "width": w,
-            "state": self.state,
-            "priority": self.priority,
-            "enqueue_shard": self.route.enqueue_shard.map_or_else(
-                || Json::String(format!("any in [0, {w})")), |s| json!(s)),
-            "route_source": self.route.source.as_str(),
-            "concurrency_digest_hex": h(self.route.concurrency_digest.as_ref().map(|d| &d[..])),
-            "ordering_key_digest_hex": h(self.ordering_key_digest.as_ref().map(|d| &d[..])),
-            "unique_key_hex": h(self.unique_key.as_deref()),
-            "unique_states": self.unique_states,
-            "canonical_args": canonical,
-            "unique_preimage_hex": preimage,
         })
     }
 }
@@ -194,22 +154,211 @@ impl Records {
     };
 }
 
+/// What a failure message says about the case being judged: its vector and description.
+pub trait Subject {
+    /// The vector ID (or the fixed case's name).
+    fn id(&self) -> &str;
+    /// The vector's description (shown with a failure).
+    fn description(&self) -> &str;
+    /// The vector's inputs and expected values as written (shown with a failure).
+    fn vector(&self) -> &Json;
+    /// Whether the case is about a PartitionedQueue's physical queue (a wrong queue is then
+    /// the partition layer's).
+    fn is_partition(&self) -> bool;
+}
+
+/// The optional intermediate values a producer may return, so a mismatch names its layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The canonical args JSON the producer hashed (text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_args: Option<String>,
+    /// The unique key it computed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_key_hex: Option<String>,
+    /// The BLAKE3 pre-image it hashed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_preimage_hex: Option<String>,
+    /// The physical queue it enqueued to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_queue: Option<String>,
+}
+
+/// Errors that say nothing about the implementation: no server error at all (connection
+/// closed), or SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention,
+/// e.g. `pg_terminate_backend`, statement timeout) and 58 (system error). The one rule every
+/// engine uses to tell a harness error from a finding.
+#[must_use]
+pub fn is_harness_error(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(d) => is_harness_sqlstate(d.code().code()),
+    }
+}
+
+/// [`is_harness_error`] for a SQLSTATE alone.
+#[must_use]
+pub fn is_harness_sqlstate(sqlstate: &str) -> bool {
+    matches!(sqlstate.get(..2), Some("08" | "53" | "57" | "58"))
+}
+
+/// Compare an answer with a vector's `expected`: every expected key must be present and
+/// equal (extra answer keys are ignored); a rotor's `enqueue_shard: null` accepts null or any
+/// shard in `[0, width)` (the core's rule). `who` opens the message ("adapter output", "the
+/// database's answer").
+///
+/// # Errors
+/// A [`CaseFailure`] naming the differing members, with the expected and actual objects.
+pub fn answer(who: &str, expected: &Json, input: &Json, output: &Json) -> Result<(), CaseFailure> {
+    let Some(want) = expected.as_object() else {
+        return Err(CaseFailure::harness("vector without an expected object"));
+    };
+    let mut differs = Vec::new();
+    for (k, v) in want {
+        let got = output.get(k).unwrap_or(&Json::Null);
+        let ok = if k == "enqueue_shard" && v.is_null() {
+            let width = Width::new(input.get("width").and_then(Json::as_i64).unwrap_or(1));
+            got.is_null()
+                || match (got.as_i64(), width) {
+                    (Some(s), Ok(w)) => core::shard_admitted(None, s, w),
+                    _ => false,
+                }
+        } else {
+            got == v && output.get(k).is_some()
+        };
+        if !ok {
+            differs.push(k.clone());
+        }
+    }
+    if differs.is_empty() {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!("{who} differs in {}", differs.join(", ")),
+        expected.clone(),
+        output.clone(),
+    ))
+}
+
+/// The SQL suites' routing judgement of one `insert_job` call: the returned and the stored
+/// routing (read back through `job_routing`) both equal `route` at `width`, and the stored
+/// job keeps the returned shard. `label` names the call in the message.
+///
+/// # Errors
+/// A mismatch naming which of the two answers differs.
+pub fn judge_routing(
+    label: &str,
+    width: Width,
+    route: &Route,
+    returned: &Observed,
+    stored: &Observed,
+) -> Result<(), CaseFailure> {
+    let differs = |o: &Observed| route_differs(width, route, o, Records::CONTRACT);
+    let returned_ok = differs(returned).is_empty();
+    let stored_ok = stored.job_id.is_some()
+        && stored.job_id == returned.job_id
+        && differs(stored).is_empty()
+        && stored.enqueue_shard == returned.enqueue_shard;
+    if returned_ok && stored_ok {
+        return Ok(());
+    }
+    let which = match (returned_ok, stored_ok) {
+        (false, false) => "returned and stored routing",
+        (false, true) => "returned routing",
+        _ => "stored routing (job_routing)",
+    };
+    let view = |o: &Observed| {
+        json!({
+            "job_id": o.job_id,
+            "route_source": o.route_source,
+            "enqueue_shard": o.enqueue_shard,
+            "concurrency_digest_hex": h(o.concurrency_digest.as_deref()),
+        })
+    };
+    Err(CaseFailure::mismatch(
+        format!(
+            "{label}: {which} differs from the vector at width {}",
+            width.get()
+        ),
+        super::expect::route_json(width, route),
+        json!({"returned": view(returned), "stored": view(stored)}),
+    ))
+}
+
+/// Whether a job was kept as requested: the queue, priority, initial state and ordering key
+/// (as its digest, contract v1.1) come back exactly as `request` asks, both in the result of
+/// `insert_job` (`returned`) and as stored (`stored`, read back through `job_routing`).
+///
+/// # Errors
+/// A mismatch showing the request and both answers.
+pub fn judge_kept(
+    request: &InsertJob,
+    returned: &Observed,
+    stored: &Observed,
+) -> Result<(), CaseFailure> {
+    let digest = request
+        .ordering_key
+        .as_deref()
+        .map(super::expect::fallback_digest);
+    let want = json!({
+        "queue": request.queue,
+        "priority": request.priority,
+        "state": request.expected_state(),
+        "ordering_key_digest_hex": h(digest.as_ref().map(|d| &d[..])),
+    });
+    let view = |o: &Observed, digest: Json| {
+        json!({
+            "queue": o.queue,
+            "priority": o.priority,
+            "state": o.state,
+            "ordering_key_digest_hex": digest,
+        })
+    };
+    // insert_job's result carries no ordering-key digest: only the stored one is compared.
+    let returned_view = view(returned, h(digest.as_ref().map(|d| &d[..])));
+    let stored_view = view(stored, h(stored.ordering_key_digest.as_deref()));
+    if returned_view == want && stored_view == want {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!(
+            "job {}: queue, priority, state or ordering key not kept as requested",
+            returned.job_id.unwrap_or_default()
+        ),
+        want,
+        json!({"returned": returned_view, "stored": stored_view}),
+    ))
+}
+
 /// Whether `o`'s routing (source, shard, digest) conforms to `want`, as far as `records`.
-fn routing_differs(want: &Expected, o: &Observed, records: Records) -> Vec<&'static str> {
+#[must_use]
+pub fn routing_differs(want: &Expectation, o: &Observed, records: Records) -> Vec<&'static str> {
+    route_differs(want.width, &want.route, o, records)
+}
+
+/// The routing members (source, shard, digest) of `o` that differ from `route` at `width`, as
+/// far as `records` go. The shard rule itself is the core's ([`Route::admits`]).
+#[must_use]
+pub fn route_differs(
+    width: Width,
+    route: &Route,
+    o: &Observed,
+    records: Records,
+) -> Vec<&'static str> {
     let mut d = Vec::new();
-    if records.route_source && o.route_source.as_deref() != Some(want.route.source.as_str()) {
+    if records.route_source && o.route_source.as_deref() != Some(route.source.as_str()) {
         d.push("route_source");
     }
     let shard_recorded = records.scheduled_shard || o.state.as_deref() != Some("scheduled");
     if shard_recorded
         && !o
             .enqueue_shard
-            .is_some_and(|s| want.route.admits(i64::from(s), want.width))
+            .is_some_and(|s| route.admits(i64::from(s), width))
     {
         d.push("enqueue_shard");
     }
     if records.concurrency_digest
-        && o.concurrency_digest.as_deref() != want.route.concurrency_digest.as_ref().map(|d| &d[..])
+        && o.concurrency_digest.as_deref() != route.concurrency_digest.as_ref().map(|d| &d[..])
     {
         d.push("concurrency_digest");
     }
@@ -220,19 +369,19 @@ fn routing_differs(want: &Expected, o: &Observed, records: Records) -> Vec<&'sta
 fn fail(
     layer: Layer,
     what: &str,
-    case: &Case,
-    want: &Expected,
+    case: &dyn Subject,
+    want: &Expectation,
     stored: &Observed,
     reference: Option<&Observed>,
     trace: Option<&Trace>,
 ) -> CaseFailure {
     let mut message = format!("layer: {}: {what}", layer.as_str());
-    if !case.description.is_empty() {
-        message.push_str(&format!("\n  vector {}: {}", case.id, case.description));
+    if !case.description().is_empty() {
+        message.push_str(&format!("\n  vector {}: {}", case.id(), case.description()));
     }
     CaseFailure::mismatch(
         message,
-        json!({"vector": case.vector, "expected": want.to_json()}),
+        json!({"vector": case.vector(), "expected": want.to_json()}),
         json!({
             "stored": stored.to_json(),
             "insert_job": reference.map(Observed::to_json),
@@ -247,8 +396,8 @@ fn fail(
 /// # Errors
 /// A [`Layer::DatabaseSemantics`] failure.
 pub fn judge_reference(
-    case: &Case,
-    want: &Expected,
+    case: &dyn Subject,
+    want: &Expectation,
     reference: &Observed,
     records: Records,
 ) -> Result<(), CaseFailure> {
@@ -282,8 +431,8 @@ pub fn judge_reference(
 /// # Errors
 /// A labelled failure.
 pub fn judge_stored(
-    case: &Case,
-    want: &Expected,
+    case: &dyn Subject,
+    want: &Expectation,
     stored: &Observed,
     reference: Option<&Observed>,
     trace: Option<&Trace>,
@@ -298,7 +447,7 @@ pub fn judge_stored(
         ));
     }
     if stored.queue.as_deref() != Some(want.queue.as_str()) {
-        let partition = case.family == "partition";
+        let partition = case.is_partition();
         let traced = trace
             .and_then(|t| t.physical_queue.as_deref())
             .is_some_and(|q| Some(q) == stored.queue.as_deref());
@@ -394,7 +543,7 @@ pub fn judge_stored(
 
 /// The layer of a wrong unique key: from the trace when there is one, else from the
 /// near-miss keys.
-fn unique_layer(want: &Expected, stored: &Observed, trace: Option<&Trace>) -> (Layer, String) {
+fn unique_layer(want: &Expectation, stored: &Observed, trace: Option<&Trace>) -> (Layer, String) {
     let stored_key = stored.unique_key.as_deref();
     if want.unique_key.is_some() && stored_key.is_none() {
         return (
@@ -504,23 +653,33 @@ pub fn near_misses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::producer::cases::{Kind, RefusalKind};
     use awa_conformance_core::RouteSource;
 
-    fn case() -> Case {
-        Case {
-            name: "producer::ordering_shard::os-x::w8".to_owned(),
-            family: "ordering_shard",
-            id: "os-x".to_owned(),
-            description: String::new(),
-            vector: Json::Null,
-            kind: Kind::Refusal(RefusalKind::Duplicate),
+    /// A case of the ordering_shard family.
+    struct Os(Json);
+
+    impl Subject for Os {
+        fn id(&self) -> &str {
+            "os-x"
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn vector(&self) -> &Json {
+            &self.0
+        }
+        fn is_partition(&self) -> bool {
+            false
         }
     }
 
-    fn want() -> Expected {
+    fn case() -> Os {
+        Os(Json::Null)
+    }
+
+    fn want() -> Expectation {
         let key = b"k";
-        Expected {
+        Expectation {
             queue: "q".to_owned(),
             width: Width::new(8).unwrap_or_else(|_| unreachable!()),
             state: "available",

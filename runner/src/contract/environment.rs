@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use super::race::RACERS;
 use crate::pg::{quote_ident, Pg, PgError, SchemaName};
 
 /// The most connections one run opens at once with `test_threads` trial threads: a pooled
@@ -21,6 +20,9 @@ use crate::pg::{quote_ident, Pg, PgError, SchemaName};
 pub fn connections_needed(test_threads: usize, producer: bool) -> usize {
     2 * test_threads + RACERS + 4 + if producer { PRODUCER_SESSIONS } else { 0 }
 }
+
+/// The sessions the race suite (`sql::race::*`) runs at once, each its own connection.
+pub const RACERS: usize = 3;
 
 /// What checking a producer adds: the engine's own session (reference calls, read-back) and
 /// the producer's. A producer that opens more than one session needs that many more slots.
@@ -72,7 +74,7 @@ pub async fn check(
     };
     let where_ = pg.dsn().redacted();
     let row = client
-        .query_one(include_str!("../../../sql/env_state.sql"), &[])
+        .query_one(include_str!("../../sql/env_state.sql"), &[])
         .await
         .map_err(q)?;
     let (standby, read_only, version, superuser): (bool, bool, i32, bool) =
@@ -91,13 +93,13 @@ pub async fn check(
         )));
     }
     // Released Awa runs the compat profile, which creates no login role (ADR 0044).
-    let needs_role = super::compat::detect(&client, schema.as_str())
+    let needs_role = super::released::detect(&client, schema.as_str())
         .await
         .map_err(q)?
         .is_none();
     let missing: Vec<String> = client
         .query(
-            include_str!("../../../sql/env_missing_privileges.sql"),
+            include_str!("../../sql/env_missing_privileges.sql"),
             &[&schema.as_str(), &producer_role, &version, &needs_role],
         )
         .await
@@ -115,7 +117,7 @@ pub async fn check(
         )));
     }
     let row = client
-        .query_one(include_str!("../../../sql/env_connections.sql"), &[])
+        .query_one(include_str!("../../sql/env_connections.sql"), &[])
         .await
         .map_err(q)?;
     let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));

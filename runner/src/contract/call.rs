@@ -1,0 +1,500 @@
+//! The call layer: one builder, binder and decoder for every contract function the kit calls.
+//!
+//! * `insert_job` ([`InsertJob`], [`insert`], [`Inserted`]): the README's prepared-statement
+//!   form, every one of the 13 arguments explicit and bound in one place ([`InsertJob::params`]);
+//! * `job_routing` ([`read`], [`Routing`]);
+//! * released Awa's `insert_job_compat` ([`CompatCall`], [`compat_insert`], [`CompatReturned`])
+//!   and the released read-back from queue storage ([`released_job`]).
+//!
+//! Every engine (the SQL suites, the producer engine's reference call and read-back, fuzz, the
+//! compat suites) goes through these, so a contract function is bound and decoded the same
+//! way everywhere. Decoding errors are returned, never swallowed: a column of the wrong type is
+//! an error naming the call, not a default value.
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement};
+
+use super::judge::Observed;
+use super::target::DbSetup;
+
+/// A `run_at` far in the future: the job starts `scheduled`.
+pub const FUTURE: &str = "2999-01-01T00:00:00Z";
+
+/// A `run_at` in the past: the job still starts `scheduled` (§10 rule 3, as released).
+pub const PAST: &str = "2000-01-01T00:00:00Z";
+
+/// The initial state §10 rule 3 gives a request (contract v1.1, as released): `scheduled`
+/// whenever `run_at` is given, even in the past, else `available`.
+#[must_use]
+pub fn initial_state(run_at_given: bool) -> &'static str {
+    if run_at_given {
+        "scheduled"
+    } else {
+        "available"
+    }
+}
+
+/// One `insert_job` call with every argument explicit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsertJob {
+    /// `p_kind`.
+    pub kind: String,
+    /// `p_queue`.
+    pub queue: String,
+    /// `p_args`, JSON text.
+    pub args: String,
+    /// `p_priority`.
+    pub priority: i16,
+    /// `p_max_attempts`.
+    pub max_attempts: i16,
+    /// `p_run_at`, timestamptz text (`None`: SQL NULL, the job is `available`).
+    pub run_at: Option<String>,
+    /// `p_metadata`, JSON text.
+    pub metadata: String,
+    /// `p_tags`.
+    pub tags: Vec<String>,
+    /// `p_unique_key`.
+    pub unique_key: Option<Vec<u8>>,
+    /// `p_unique_states`, bit text bound through `::varbit` (so a wrong length is refused).
+    pub unique_states: Option<String>,
+    /// `p_ordering_key`.
+    pub ordering_key: Option<Vec<u8>>,
+    /// `p_concurrency_key`.
+    pub concurrency_key: Option<Vec<u8>>,
+    /// `p_opts`, JSON text.
+    pub opts: String,
+}
+
+impl InsertJob {
+    /// A request of `kind` with the contract defaults on `queue`.
+    #[must_use]
+    pub fn new(kind: &str, queue: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            queue: queue.to_owned(),
+            args: "{}".to_owned(),
+            priority: 2,
+            max_attempts: 25,
+            run_at: None,
+            metadata: "{}".to_owned(),
+            tags: Vec::new(),
+            unique_key: None,
+            unique_states: None,
+            ordering_key: None,
+            concurrency_key: None,
+            opts: "{}".to_owned(),
+        }
+    }
+
+    /// The ordering and concurrency keys.
+    #[must_use]
+    pub fn keys(mut self, ordering: Option<&[u8]>, concurrency: Option<&[u8]>) -> Self {
+        self.ordering_key = ordering.map(<[u8]>::to_vec);
+        self.concurrency_key = concurrency.map(<[u8]>::to_vec);
+        self
+    }
+
+    /// `p_opts`.
+    #[must_use]
+    pub fn opts(mut self, opts: &serde_json::Value) -> Self {
+        self.opts = opts.to_string();
+        self
+    }
+
+    /// `p_run_at`.
+    #[must_use]
+    pub fn run_at(mut self, at: &str) -> Self {
+        self.run_at = Some(at.to_owned());
+        self
+    }
+
+    /// `p_priority`.
+    #[must_use]
+    pub fn priority(mut self, priority: i16) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// `p_unique_key` and `p_unique_states`.
+    #[must_use]
+    pub fn unique(mut self, key: Option<&[u8]>, states: Option<&str>) -> Self {
+        self.unique_key = key.map(<[u8]>::to_vec);
+        self.unique_states = states.map(str::to_owned);
+        self
+    }
+
+    /// The initial state this request must get ([`initial_state`]).
+    #[must_use]
+    pub fn expected_state(&self) -> &'static str {
+        initial_state(self.run_at.is_some())
+    }
+
+    /// The 13 parameters of `insert_job_call.sql`, in order: the only place they are bound.
+    #[must_use]
+    pub fn params(&self) -> [&(dyn ToSql + Sync); 13] {
+        [
+            &self.kind,
+            &self.queue,
+            &self.args,
+            &self.priority,
+            &self.max_attempts,
+            &self.run_at,
+            &self.metadata,
+            &self.tags,
+            &self.unique_key,
+            &self.unique_states,
+            &self.ordering_key,
+            &self.concurrency_key,
+            &self.opts,
+        ]
+    }
+}
+
+/// What `insert_job` returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inserted {
+    /// `job_id`.
+    pub job_id: i64,
+    /// The queue.
+    pub queue: Option<String>,
+    /// The initial state.
+    pub state: Option<String>,
+    /// The priority.
+    pub priority: Option<i16>,
+    /// The enqueue shard.
+    pub enqueue_shard: Option<i16>,
+    /// The route source.
+    pub route_source: Option<String>,
+    /// The concurrency (or fallback) digest.
+    pub concurrency_digest: Option<Vec<u8>>,
+    /// The unique key.
+    pub unique_key: Option<Vec<u8>>,
+}
+
+impl Inserted {
+    /// Decode one row of `insert_job_call.sql`.
+    ///
+    /// # Errors
+    /// A column of another type than the contract's.
+    pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
+        Ok(Self {
+            job_id: row.try_get(0)?,
+            queue: row.try_get(1)?,
+            state: row.try_get(2)?,
+            priority: row.try_get(3)?,
+            enqueue_shard: row.try_get(4)?,
+            route_source: row.try_get(5)?,
+            concurrency_digest: row.try_get(6)?,
+            unique_key: row.try_get(7)?,
+        })
+    }
+
+    /// The judge's view of it (`insert_job`'s result carries no ordering-key digest and no
+    /// unique states).
+    #[must_use]
+    pub fn observed(&self) -> Observed {
+        Observed {
+            job_id: Some(self.job_id),
+            queue: self.queue.clone(),
+            state: self.state.clone(),
+            priority: self.priority,
+            enqueue_shard: self.enqueue_shard,
+            route_source: self.route_source.clone(),
+            concurrency_digest: self.concurrency_digest.clone(),
+            ordering_key_digest: None,
+            unique_key: self.unique_key.clone(),
+            unique_states: None,
+        }
+    }
+}
+
+/// What `job_routing` reads back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routing {
+    /// `job_id` (`None`: the database keeps no such job of this login).
+    pub job_id: Option<i64>,
+    /// The queue.
+    pub queue: Option<String>,
+    /// The enqueue shard.
+    pub enqueue_shard: Option<i16>,
+    /// The route source.
+    pub route_source: Option<String>,
+    /// The concurrency (or fallback) digest.
+    pub concurrency_digest: Option<Vec<u8>>,
+    /// Contract v1.1: the §6 digest of the stored ordering key (job_routing never returns a
+    /// raw key).
+    pub ordering_key_digest: Option<Vec<u8>>,
+    /// The unique key.
+    pub unique_key: Option<Vec<u8>>,
+    /// The unique states as bit text.
+    pub unique_states: Option<String>,
+    /// The state.
+    pub state: Option<String>,
+    /// The priority.
+    pub priority: Option<i16>,
+}
+
+impl Routing {
+    /// Decode one row of `job_routing_call.sql`.
+    ///
+    /// # Errors
+    /// A column of another type than the contract's.
+    pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
+        Ok(Self {
+            job_id: row.try_get(0)?,
+            queue: row.try_get(1)?,
+            enqueue_shard: row.try_get(2)?,
+            route_source: row.try_get(3)?,
+            concurrency_digest: row.try_get(4)?,
+            ordering_key_digest: row.try_get(5)?,
+            unique_key: row.try_get(6)?,
+            unique_states: row.try_get(7)?,
+            state: row.try_get(8)?,
+            priority: row.try_get(9)?,
+        })
+    }
+
+    /// The judge's view of it.
+    #[must_use]
+    pub fn observed(&self) -> Observed {
+        Observed {
+            job_id: self.job_id,
+            queue: self.queue.clone(),
+            state: self.state.clone(),
+            priority: self.priority,
+            enqueue_shard: self.enqueue_shard,
+            route_source: self.route_source.clone(),
+            concurrency_digest: self.concurrency_digest.clone(),
+            ordering_key_digest: self.ordering_key_digest.clone(),
+            unique_key: self.unique_key.clone(),
+            unique_states: self.unique_states.clone(),
+        }
+    }
+}
+
+/// The `insert_job` statement of `db`'s schema (README "prepared-statement form", text-cast
+/// parameters).
+#[must_use]
+pub fn insert_sql(db: &DbSetup) -> String {
+    insert_sql_in(db.schema.quoted())
+}
+
+/// [`insert_sql`] for a quoted schema name.
+#[must_use]
+pub fn insert_sql_in(quoted_schema: &str) -> String {
+    include_str!("../../sql/insert_job_call.sql").replace("@S@", quoted_schema)
+}
+
+/// The `job_routing` statement of `db`'s schema.
+#[must_use]
+pub fn read_sql(db: &DbSetup) -> String {
+    read_sql_in(db.schema.quoted())
+}
+
+/// [`read_sql`] for a quoted schema name.
+#[must_use]
+pub fn read_sql_in(quoted_schema: &str) -> String {
+    include_str!("../../sql/job_routing_call.sql").replace("@S@", quoted_schema)
+}
+
+/// Call `insert_job` once with a prepared [`insert_sql`] statement.
+///
+/// # Errors
+/// The server's refusal, a connection error, or a result column of the wrong type.
+pub async fn insert(
+    client: &Client,
+    st: &Statement,
+    r: &InsertJob,
+) -> Result<Inserted, tokio_postgres::Error> {
+    let row = client.query_one(st, &r.params()).await?;
+    Inserted::decode(&row)
+}
+
+/// Read one job's stored routing with a prepared [`read_sql`] statement.
+///
+/// # Errors
+/// A connection error or a column of the wrong type.
+pub async fn read(
+    client: &Client,
+    st: &Statement,
+    job_id: i64,
+) -> Result<Routing, tokio_postgres::Error> {
+    let row = client.query_one(st, &[&job_id]).await?;
+    Routing::decode(&row)
+}
+
+/// One `insert_job_compat` call, every argument explicit (the compat cases' calls, and the
+/// producer engine's reference on released Awa).
+#[derive(Debug, Clone)]
+pub struct CompatCall {
+    /// `p_kind`.
+    pub kind: String,
+    /// `p_queue`.
+    pub queue: String,
+    /// `p_args`, JSON text.
+    pub args: String,
+    /// `p_state`: released Awa takes the initial state from the caller.
+    pub state: &'static str,
+    /// `p_priority`.
+    pub priority: i16,
+    /// `p_max_attempts`.
+    pub max_attempts: i16,
+    /// `p_run_at`.
+    pub run_at: Option<String>,
+    /// `p_tags`.
+    pub tags: Vec<String>,
+    /// `p_unique_key`.
+    pub unique_key: Option<Vec<u8>>,
+    /// `p_unique_states`, bound as `::bit(8)` as the released SDKs bind it.
+    pub unique_states: Option<String>,
+    /// `p_ordering_key`.
+    pub ordering_key: Option<Vec<u8>>,
+}
+
+impl CompatCall {
+    /// An `available` job of `kind` with released defaults on `queue`.
+    #[must_use]
+    pub fn new(kind: &str, queue: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            queue: queue.to_owned(),
+            args: "{}".to_owned(),
+            state: "available",
+            priority: 2,
+            max_attempts: 25,
+            run_at: None,
+            tags: Vec::new(),
+            unique_key: None,
+            unique_states: None,
+            ordering_key: None,
+        }
+    }
+
+    /// The released SDKs' call for a contract request: a job with `run_at` starts `scheduled`.
+    #[must_use]
+    pub fn of(r: &InsertJob) -> Self {
+        Self {
+            kind: r.kind.clone(),
+            queue: r.queue.clone(),
+            args: r.args.clone(),
+            state: initial_state(r.run_at.is_some()),
+            priority: r.priority,
+            max_attempts: r.max_attempts,
+            run_at: r.run_at.clone(),
+            tags: r.tags.clone(),
+            unique_key: r.unique_key.clone(),
+            unique_states: r.unique_states.clone(),
+            ordering_key: r.ordering_key.clone(),
+        }
+    }
+
+    /// Start the job in `state`: `scheduled` also gets a future `run_at`, as the SDKs send it.
+    #[must_use]
+    pub fn state(mut self, state: &'static str) -> Self {
+        self.state = state;
+        self.run_at = (state == "scheduled").then(|| FUTURE.to_owned());
+        self
+    }
+
+    /// `p_unique_key` and `p_unique_states`.
+    #[must_use]
+    pub fn unique(mut self, key: &[u8], states: &str) -> Self {
+        self.unique_key = Some(key.to_vec());
+        self.unique_states = Some(states.to_owned());
+        self
+    }
+
+    /// `p_ordering_key`.
+    #[must_use]
+    pub fn ordering(mut self, key: &[u8]) -> Self {
+        self.ordering_key = Some(key.to_vec());
+        self
+    }
+}
+
+/// What `insert_job_compat` returned.
+#[derive(Debug, Clone)]
+pub struct CompatReturned {
+    /// The job's id.
+    pub job_id: i64,
+    /// The queue.
+    pub queue: Option<String>,
+    /// The state.
+    pub state: Option<String>,
+    /// The unique key.
+    pub unique_key: Option<Vec<u8>>,
+    /// The unique states as bit text.
+    pub unique_states: Option<String>,
+}
+
+/// The `insert_job_compat` statement of `db`'s schema.
+#[must_use]
+pub fn compat_insert_sql(db: &DbSetup) -> String {
+    include_str!("../../sql/compat_insert.sql").replace("@S@", db.schema.quoted())
+}
+
+/// Call `insert_job_compat` once with a prepared [`compat_insert_sql`] statement.
+///
+/// # Errors
+/// The server's refusal, a connection error, or a column of the wrong type.
+pub async fn compat_insert(
+    client: &Client,
+    st: &Statement,
+    c: &CompatCall,
+) -> Result<CompatReturned, tokio_postgres::Error> {
+    let row = client
+        .query_one(
+            st,
+            &[
+                &c.kind,
+                &c.queue,
+                &c.args,
+                &c.state,
+                &c.priority,
+                &c.max_attempts,
+                &c.run_at,
+                &c.tags,
+                &c.unique_key,
+                &c.unique_states,
+                &c.ordering_key,
+            ],
+        )
+        .await?;
+    Ok(CompatReturned {
+        job_id: row.try_get(0)?,
+        queue: row.try_get(1)?,
+        state: row.try_get(2)?,
+        unique_key: row.try_get(3)?,
+        unique_states: row.try_get(4)?,
+    })
+}
+
+/// Read one job of released Awa from queue storage (`storage`: the quoted queue-storage
+/// schema), ready or deferred, as the judge sees it; `Observed::default()` (no job id) when
+/// queue storage keeps no such job. Released Awa records no route source, no routing digest
+/// and no ordering key.
+///
+/// # Errors
+/// A connection error or a column of the wrong type.
+pub async fn released_job(
+    client: &Client,
+    storage: &str,
+    job_id: i64,
+) -> Result<Observed, tokio_postgres::Error> {
+    let sql = include_str!("../../sql/released_job.sql").replace("@Q@", storage);
+    let Some(r) = client.query_opt(&sql, &[&job_id]).await? else {
+        return Ok(Observed::default());
+    };
+    Ok(Observed {
+        job_id: r.try_get(0)?,
+        queue: r.try_get(1)?,
+        state: r.try_get(2)?,
+        priority: r.try_get(3)?,
+        enqueue_shard: r.try_get(4)?,
+        route_source: None,
+        concurrency_digest: None,
+        ordering_key_digest: None,
+        unique_key: r.try_get(5)?,
+        unique_states: r.try_get(6)?,
+    })
+}

@@ -1,0 +1,418 @@
+//! What a producer case does, carried by the case itself: its steps (each an enqueue request,
+//! the reference `insert_job` call for the same logical request, and the outcome it must end
+//! in), the queue widths and lock it needs, and what it needs of the target and the producer
+//! ([`Need`]). The engine only runs a plan; whether a case applies, and why not, comes from
+//! its needs, never from its name.
+
+use awa_conformance_vectors::to_hex as hex;
+
+use awa_conformance_core::{self as core, Route, RouteSource, Width};
+use serde_json::{json, Value as Json};
+
+use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
+use super::wire::{Job, PartitionInputs, UniqueInputs};
+use crate::contract::call::InsertJob;
+use crate::contract::expect::{self, Expectation};
+use crate::contract::judge;
+use crate::outcome::CaseFailure;
+
+/// The kind every probe job has.
+pub const PROBE_KIND: &str = "awa_conformance.probe";
+/// The advisory lock (`GLOBAL_KEY_LOCK`, 0) that serializes the cases of global unique keys
+/// across concurrent runs ("awak"; ADR 0047).
+pub const GLOBAL_KEY_LOCK: i32 = 0x6177_616b;
+
+/// What a case needs beyond a contract database and a producer that enqueues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// The producer's `errors` capability: the case's answer is a refusal.
+    Errors,
+    /// The producer's `bulk` capability and the staged bulk path (§14).
+    Bulk,
+    /// A concurrency key: digest and concurrency shard (contract v1, not released Awa).
+    ConcurrencyKey,
+    /// The 4096-byte key limit (ZA003, contract v1).
+    KeyLimit,
+    /// `unique_states` bound as text and refused when not 8 bits (22026, contract v1).
+    TextUniqueStates,
+}
+
+impl Case {
+    /// What this case needs ([`Need`]).
+    #[must_use]
+    pub fn needs(&self) -> Vec<Need> {
+        let mut n = Vec::new();
+        match &self.kind {
+            Kind::Bulk(_) => n.push(Need::Bulk),
+            Kind::Route(r) if r.concurrency_key.is_some() => n.push(Need::ConcurrencyKey),
+            Kind::States {
+                mask, scheduled, ..
+            } if expect::claims(*mask, if *scheduled { "scheduled" } else { "available" }) => {
+                n.push(Need::Errors);
+            }
+            Kind::Refusal(kind) => {
+                n.push(Need::Errors);
+                match kind {
+                    RefusalKind::ConcurrencyKeyTooLong => {
+                        n.extend([Need::ConcurrencyKey, Need::KeyLimit]);
+                    }
+                    RefusalKind::Keys {
+                        concurrency_key, ..
+                    } => {
+                        if concurrency_key.is_some() {
+                            n.push(Need::ConcurrencyKey);
+                        }
+                        n.push(Need::KeyLimit);
+                    }
+                    RefusalKind::OrderingKeyTooLong => n.push(Need::KeyLimit),
+                    RefusalKind::UniqueStates(_) => n.push(Need::TextUniqueStates),
+                    RefusalKind::Duplicate => {}
+                }
+            }
+            _ => {}
+        }
+        n
+    }
+}
+
+impl RefusalKind {
+    /// The refusal the contract requires for this kind ([`judge::Refusal`]).
+    #[must_use]
+    pub fn refusal(&self) -> judge::Refusal {
+        match self {
+            Self::Duplicate => judge::Refusal::Duplicate,
+            Self::OrderingKeyTooLong | Self::ConcurrencyKeyTooLong | Self::Keys { .. } => {
+                judge::Refusal::KeyTooLong
+            }
+            Self::UniqueStates(_) => judge::Refusal::UniqueStatesNot8Bits,
+        }
+    }
+}
+
+/// What a step must end in.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Stored as expected.
+    Stored(Box<Expectation>),
+    /// Refused as the kind requires.
+    Refused(RefusalKind),
+}
+
+/// One enqueue of a case.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The request the producer gets.
+    pub job: Job,
+    /// The same logical request as the reference `insert_job` call.
+    pub call: InsertJob,
+    /// What it must end in.
+    pub outcome: Outcome,
+}
+
+/// Everything a case does.
+#[derive(Debug)]
+pub struct Plan {
+    /// `queue_meta` rows to create first.
+    pub widths: Vec<(String, i16)>,
+    /// The enqueues, in order (none for a bulk case: it is one batch).
+    pub steps: Vec<Step>,
+    /// The advisory lock of a global unique key.
+    pub lock: Option<(i32, i32)>,
+}
+
+/// `{}` in the typed form of the producer protocol.
+#[must_use]
+pub fn typed_empty_object() -> Json {
+    json!({"type": "object", "value": []})
+}
+
+/// A plain probe job on `queue` with empty args.
+#[must_use]
+pub fn base_job(queue: &str) -> Job {
+    Job::plain(PROBE_KIND, queue, typed_empty_object())
+}
+
+/// The reference call of a probe job on `queue`: the contract defaults.
+fn base_call(queue: &str) -> InsertJob {
+    InsertJob::new(PROBE_KIND, queue)
+}
+
+/// A case's width as the core's type; an invalid one is the harness's bug, never width 1.
+fn width(w: i16) -> Result<Width, CaseFailure> {
+    Width::new(i64::from(w)).map_err(|e| CaseFailure::harness(format!("case width {w}: {e}")))
+}
+
+/// What a job on `queue` of width `w` routed as `route` must be.
+fn expected(
+    queue: &str,
+    w: i16,
+    route: Route,
+    ordering_key: Option<&[u8]>,
+) -> Result<Expectation, CaseFailure> {
+    Ok(Expectation::routed(queue, width(w)?, route, ordering_key))
+}
+
+/// A core computation the case depends on failed: the harness's bug (the inputs are the
+/// vectors'), never an empty key.
+fn core_err(what: &str, e: &core::Error) -> CaseFailure {
+    CaseFailure::harness(format!("{what}: {e}"))
+}
+
+const ROTOR: Route = Route {
+    source: RouteSource::Rotor,
+    enqueue_shard: None,
+    concurrency_digest: None,
+};
+
+impl Case {
+    /// The plan of this case in the run-scoped namespace `scope`
+    /// (`awa_conformance_<run>_p<n>_`).
+    ///
+    /// # Errors
+    /// A harness error when a core computation on the vector's inputs fails.
+    pub fn plan(&self, scope: &str) -> Result<Plan, CaseFailure> {
+        plan(self, scope)
+    }
+}
+
+fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
+    let q = format!("{scope}q");
+    match &case.kind {
+        Kind::Route(r) => Ok(Plan {
+            widths: vec![(q.clone(), i16::from(r.width))],
+            steps: vec![route_step(&q, r)?],
+            lock: None,
+        }),
+        Kind::Unique(u) => {
+            let queue = u.by_queue.then_some(q.as_str());
+            let key = if u.by_queue {
+                core::unique_key(&u.kind, queue, u.args.as_ref(), u.period_bucket)
+                    .map_err(|e| core_err("the unique key of the case's queue", &e))?
+                    .to_vec()
+            } else {
+                u.vector_key.to_vec()
+            };
+            let preimage = if u.by_queue {
+                core::unique_key_preimage(&u.kind, queue, u.args.as_ref(), u.period_bucket)
+                    .map_err(|e| core_err("the unique key pre-image of the case's queue", &e))?
+            } else {
+                u.preimage.clone()
+            };
+            let mut job = base_job(&q);
+            job.kind.clone_from(&u.kind);
+            job.args = u.args_typed.clone().unwrap_or_else(typed_empty_object);
+            job.unique = Some(UniqueInputs {
+                by_queue: u.by_queue,
+                by_args: u.args.is_some(),
+                period_bucket: u.period_bucket.map(|p| p.to_string()),
+            });
+            job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            let mut call = base_call(&q);
+            call.kind.clone_from(&u.kind);
+            call.unique_key = Some(key.clone());
+            call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            let mut want = expected(&q, 1, ROTOR, None)?;
+            want.unique_key = Some(key.clone());
+            want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+            want.unique_intermediates = Some((u.canonical_args.clone(), preimage));
+            want.unique_near_misses =
+                judge::near_misses(&u.kind, queue, &q, u.args.as_ref(), u.period_bucket);
+            // Not hashing a run-scoped queue, the key is global: serialize across runs. One
+            // lock for every global key, not one per key (ADR 0047): a wrong producer stores
+            // another vector's global key (1.0 written as 1), and must not meet that vector's
+            // case in a concurrent run.
+            let lock = (!u.by_queue).then_some((GLOBAL_KEY_LOCK, 0));
+            Ok(Plan {
+                widths: Vec::new(),
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(want)),
+                }],
+                lock,
+            })
+        }
+        Kind::States {
+            mask,
+            bits,
+            scheduled,
+        } => {
+            let (job, call, want) = unique_probe(&q, bits, *scheduled)?;
+            let first = if *scheduled { "scheduled" } else { "available" };
+            let second = if expect::claims(*mask, first) {
+                Outcome::Refused(RefusalKind::Duplicate)
+            } else {
+                Outcome::Stored(Box::new(want.clone()))
+            };
+            Ok(Plan {
+                widths: Vec::new(),
+                steps: vec![
+                    Step {
+                        job: job.clone(),
+                        call: call.clone(),
+                        outcome: Outcome::Stored(Box::new(want)),
+                    },
+                    Step {
+                        job,
+                        call,
+                        outcome: second,
+                    },
+                ],
+                lock: None,
+            })
+        }
+        Kind::Partition {
+            key,
+            partitions,
+            partition,
+        } => {
+            let physical = core::physical_queue_name(&q, *partition);
+            let mut job = base_job(&q);
+            job.priority = Some(3);
+            job.ordering_key_hex = Some(hex(key));
+            job.partition = Some(PartitionInputs {
+                key_hex: hex(key),
+                partitions: *partitions,
+            });
+            let mut call = base_call(&physical);
+            call.priority = 3;
+            call.ordering_key = Some(key.clone());
+            let route = core::route(width(1)?, Some(key), None)
+                .map_err(|e| core_err("the route of the partition key", &e))?;
+            let mut want = expected(&physical, 1, route, Some(key))?;
+            want.priority = 3;
+            Ok(Plan {
+                widths: Vec::new(),
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(want)),
+                }],
+                lock: None,
+            })
+        }
+        // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
+        Kind::Bulk(_) => Ok(Plan {
+            widths: Vec::new(),
+            steps: Vec::new(),
+            lock: None,
+        }),
+        Kind::Refusal(kind) => {
+            let long = vec![0xabu8; core::MAX_KEY_LEN + 1];
+            let refused = |job: Job, call: InsertJob| Step {
+                job,
+                call,
+                outcome: Outcome::Refused(kind.clone()),
+            };
+            let steps = match kind {
+                RefusalKind::Duplicate => {
+                    let (job, call, want) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
+                    vec![
+                        Step {
+                            job: job.clone(),
+                            call: call.clone(),
+                            outcome: Outcome::Stored(Box::new(want)),
+                        },
+                        refused(job, call),
+                    ]
+                }
+                RefusalKind::OrderingKeyTooLong => {
+                    let mut job = base_job(&q);
+                    job.ordering_key_hex = Some(hex(&long));
+                    let mut call = base_call(&q);
+                    call.ordering_key = Some(long);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::ConcurrencyKeyTooLong => {
+                    let mut job = base_job(&q);
+                    job.concurrency_key_hex = Some(hex(&long));
+                    let mut call = base_call(&q);
+                    call.concurrency_key = Some(long);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::Keys {
+                    ordering_key,
+                    concurrency_key,
+                } => {
+                    let mut job = base_job(&q);
+                    job.ordering_key_hex = ordering_key.as_deref().map(hex);
+                    job.concurrency_key_hex = concurrency_key.as_deref().map(hex);
+                    let mut call = base_call(&q);
+                    call.ordering_key.clone_from(ordering_key);
+                    call.concurrency_key.clone_from(concurrency_key);
+                    vec![refused(job, call)]
+                }
+                RefusalKind::UniqueStates(bits) => {
+                    let (job, call, _) = unique_probe(&q, bits, false)?;
+                    vec![refused(job, call)]
+                }
+            };
+            Ok(Plan {
+                widths: Vec::new(),
+                steps,
+                lock: None,
+            })
+        }
+    }
+}
+
+/// The one step of a routing case on `q`: the keys of `r`, judged against its route.
+///
+/// # Errors
+/// A harness error for a width outside 1..=64.
+pub fn route_step(q: &str, r: &cases::RouteCase) -> Result<Step, CaseFailure> {
+    let w = i16::from(r.width);
+    let mut job = base_job(q);
+    job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
+    job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
+    let mut call = base_call(q);
+    call.ordering_key.clone_from(&r.ordering_key);
+    call.concurrency_key.clone_from(&r.concurrency_key);
+    Ok(Step {
+        job,
+        call,
+        outcome: Outcome::Stored(Box::new(expected(
+            q,
+            w,
+            r.expect,
+            r.ordering_key.as_deref(),
+        )?)),
+    })
+}
+
+/// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not.
+///
+/// # Errors
+/// A harness error when the core cannot compute the probe's key.
+pub fn unique_probe(
+    q: &str,
+    bits: &str,
+    scheduled: bool,
+) -> Result<(Job, InsertJob, Expectation), CaseFailure> {
+    let args = core::Value::Object(Vec::new());
+    let key = core::unique_key(PROBE_KIND, Some(q), Some(&args), None)
+        .map_err(|e| core_err("the probe's unique key", &e))?
+        .to_vec();
+    let mut job = base_job(q);
+    job.unique = Some(UniqueInputs {
+        by_queue: true,
+        by_args: true,
+        period_bucket: None,
+    });
+    job.unique_states = Some(bits.to_owned());
+    job.run_at = scheduled.then(|| FUTURE.to_owned());
+    let mut call = base_call(q);
+    call.unique_key = Some(key.clone());
+    call.unique_states = Some(bits.to_owned());
+    call.run_at.clone_from(&job.run_at);
+    let mut want = expected(q, 1, ROTOR, None)?;
+    want.state = if scheduled { "scheduled" } else { "available" };
+    want.unique_key = Some(key);
+    want.unique_states = Some(bits.to_owned());
+    want.unique_intermediates = Some((
+        Some(b"{}".to_vec()),
+        core::unique_key_preimage(PROBE_KIND, Some(q), Some(&args), None)
+            .map_err(|e| core_err("the probe's pre-image", &e))?,
+    ));
+    Ok((job, call, want))
+}

@@ -70,7 +70,7 @@ pub enum Command {
     Man,
     /// Fuzz a database's contract functions or an adapter with random vectors from a seed;
     /// every disagreement is printed as a ready-to-add vector (docs/fuzz.md).
-    Fuzz(Box<crate::fuzz::FuzzArgs>),
+    Fuzz(Box<FuzzArgs>),
 }
 
 /// Options of `run`: libtest's own options plus database, report and baseline options.
@@ -93,28 +93,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub libtest: libtest_mimic::Arguments,
 
-    /// PostgreSQL to test, as a postgres:// URL or key=value string [default: $DATABASE_URL,
-    /// then the PG* environment].
-    #[arg(long, value_name = "URL", help_heading = "Database")]
-    pub dsn: Option<String>,
-
-    /// Schema holding the contract functions.
-    #[arg(
-        long,
-        value_name = "NAME",
-        default_value = "awa",
-        help_heading = "Database"
-    )]
-    pub schema: SchemaName,
-
-    /// Producer role the least-privilege cases run as (created by `schema install`).
-    #[arg(
-        long,
-        value_name = "NAME",
-        default_value = "awa_producer",
-        help_heading = "Database"
-    )]
-    pub producer_role: String,
+    /// The database, schema and producer role.
+    #[command(flatten)]
+    pub db: DbOptions,
 
     /// Never start a throwaway PostgreSQL cluster; without a DSN the SQL cases are ignored.
     #[arg(long, help_heading = "Database")]
@@ -268,9 +249,8 @@ pub fn seconds(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Default of `--max-consecutive-timeouts`: one slow request is a fault of its case, three in
-/// a row (each after a fresh restart) a producer that no longer answers.
-pub const DEFAULT_MAX_CONSECUTIVE_TIMEOUTS: u32 = 3;
+/// Default of `--max-consecutive-timeouts`.
+pub const DEFAULT_MAX_CONSECUTIVE_TIMEOUTS: u32 = crate::producer::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS;
 
 impl RunArgs {
     /// `--case-timeout` as a duration.
@@ -283,6 +263,96 @@ impl RunArgs {
     #[must_use]
     pub fn adapter_timeout(&self) -> Duration {
         Duration::from_secs(self.adapter_timeout)
+    }
+
+    /// `--producer` and its companions, typed for the producer engine; `None` without it.
+    #[must_use]
+    pub fn producer_launch(&self) -> Option<crate::producer::Launch> {
+        Some(crate::producer::Launch {
+            cmd: self.producer.clone()?,
+            producer_dsn: self.producer_dsn.clone(),
+            run_dsn: self.db.dsn.clone(),
+            timeout: self.adapter_timeout(),
+            max_consecutive_timeouts: self.max_consecutive_timeouts,
+            validate: self.validate_producer,
+        })
+    }
+}
+
+/// Options of `fuzz`.
+#[derive(Debug, Args, Clone)]
+#[command(after_help = exit::HELP_TABLE)]
+pub struct FuzzArgs {
+    /// The database whose contract functions are fuzzed (the target unless --adapter is
+    /// given; then it is handed to the adapter in AWA_CONFORMANCE_DSN), its schema and the
+    /// producer role (the database check of --producer needs it).
+    #[command(flatten)]
+    pub db: DbOptions,
+
+    /// Fuzz a producer's client-side functions through the adapter protocol instead: CMD (a
+    /// shell command) is started once per batch (docs/adapter-protocol.md).
+    #[arg(long, value_name = "CMD")]
+    pub adapter: Option<String>,
+
+    /// Fuzz a producer's enqueue path instead: CMD (a shell command) speaks the producer
+    /// protocol and enqueues into the --dsn database; the producer engine judges what it
+    /// stores (docs/adapter-protocol.md, "Enqueue: producers").
+    #[arg(long, value_name = "CMD", conflicts_with = "adapter")]
+    pub producer: Option<String>,
+
+    /// The seed: the same seed gives the same cases in every version of the kit.
+    #[arg(long, value_name = "N", required_unless_present = "replay")]
+    pub seed: Option<u64>,
+
+    /// Check this many cases (each case is one vector per family the target checks).
+    #[arg(long, value_name = "N", conflicts_with_all = ["seconds", "replay"])]
+    pub cases: Option<u64>,
+
+    /// Check cases for this many seconds (the batch in flight finishes).
+    #[arg(long, value_name = "S", conflicts_with = "replay", value_parser = seconds)]
+    pub seconds: Option<u64>,
+
+    /// The first case number (`--start K --cases 1` regenerates case K alone).
+    #[arg(long, value_name = "K", default_value_t = 0, conflicts_with = "replay")]
+    pub start: u64,
+
+    /// Run the findings printed by an earlier fuzz run (FILE, `-` = stdin) against the
+    /// target instead of generating cases.
+    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    pub replay: Option<PathBuf>,
+
+    /// Stop after this many disagreements.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_findings: u64,
+
+    /// Bound on each wait for the adapter, in seconds (hello, silence between answers, exit).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = DEFAULT_ADAPTER_TIMEOUT_SECS,
+        value_parser = seconds
+    )]
+    pub adapter_timeout: u64,
+}
+
+impl FuzzArgs {
+    /// The options as the fuzzer takes them.
+    #[must_use]
+    pub fn options(&self) -> crate::fuzz::FuzzOptions {
+        crate::fuzz::FuzzOptions {
+            dsn: self.db.dsn.clone(),
+            schema: self.db.names.schema.clone(),
+            producer_role: self.db.names.producer_role.clone(),
+            adapter: self.adapter.clone(),
+            producer: self.producer.clone(),
+            seed: self.seed,
+            cases: self.cases,
+            seconds: self.seconds,
+            start: self.start,
+            replay: self.replay.clone(),
+            max_findings: self.max_findings,
+            adapter_timeout: Duration::from_secs(self.adapter_timeout),
+        }
     }
 }
 
@@ -339,7 +409,7 @@ pub enum SchemaCommand {
     Install {
         /// Which database, schema and role.
         #[command(flatten)]
-        target: SchemaTarget,
+        target: DbOptions,
         /// Overwrite a different implementation found in the schema.
         #[arg(long)]
         force: bool,
@@ -350,7 +420,7 @@ pub enum SchemaCommand {
     Status {
         /// Which database, schema and role.
         #[command(flatten)]
-        target: SchemaTarget,
+        target: DbOptions,
         /// List every differing object, not only the first 20.
         #[arg(long)]
         all: bool,
@@ -360,31 +430,52 @@ pub enum SchemaCommand {
     Uninstall {
         /// Which database, schema and role.
         #[command(flatten)]
-        target: SchemaTarget,
+        target: DbOptions,
     },
     /// Print the reference contract schema SQL to stdout.
     Print {
-        /// Schema name (any case; it is quoted in the SQL).
-        #[arg(long, value_name = "NAME", default_value = "awa")]
-        schema: SchemaName,
-        /// Producer role name.
-        #[arg(long, value_name = "NAME", default_value = "awa_producer")]
-        producer_role: String,
+        /// The schema and producer role the SQL names.
+        #[command(flatten)]
+        names: ContractNames,
     },
 }
 
-/// The database, schema and producer role a `schema` subcommand works on.
+/// The contract's schema and producer role: the one declaration of `--schema` and
+/// `--producer-role` (`run`, `fuzz`, every `schema` subcommand).
 #[derive(Debug, Args, Clone)]
-pub struct SchemaTarget {
-    /// PostgreSQL to use [default: $DATABASE_URL, then the PG* environment].
-    #[arg(long, value_name = "URL")]
-    pub dsn: Option<String>,
-    /// Schema name, exactly as stored (any case; it is quoted in the SQL).
-    #[arg(long, value_name = "NAME", default_value = "awa")]
+pub struct ContractNames {
+    /// Schema holding the contract functions, exactly as stored (any case; it is quoted in
+    /// the SQL).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "awa",
+        help_heading = "Database"
+    )]
     pub schema: SchemaName,
-    /// Producer role (created by install, granted EXECUTE on insert_job).
-    #[arg(long, value_name = "NAME", default_value = "awa_producer")]
+
+    /// Producer role the least-privilege cases run as (created by `schema install`, granted
+    /// EXECUTE on insert_job).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "awa_producer",
+        help_heading = "Database"
+    )]
     pub producer_role: String,
+}
+
+/// The database under test: the one declaration of `--dsn`, with [`ContractNames`].
+#[derive(Debug, Args, Clone)]
+pub struct DbOptions {
+    /// PostgreSQL to use, as a postgres:// URL or key=value string [default: $DATABASE_URL,
+    /// then the PG* environment].
+    #[arg(long, value_name = "URL", help_heading = "Database")]
+    pub dsn: Option<String>,
+
+    /// The schema and producer role.
+    #[command(flatten)]
+    pub names: ContractNames,
 }
 
 /// `argv` with the options written before a subcommand moved after it (and after its own
@@ -485,7 +576,7 @@ pub enum Action {
     /// Print the man page.
     Man,
     /// `fuzz`.
-    Fuzz(Box<crate::fuzz::FuzzArgs>),
+    Fuzz(Box<FuzzArgs>),
 }
 
 #[cfg(test)]
@@ -554,7 +645,7 @@ mod tests {
             panic!("not schema status")
         };
         assert_eq!(target.dsn.as_deref(), Some("u"));
-        assert_eq!(target.schema.as_str(), "s");
+        assert_eq!(target.names.schema.as_str(), "s");
         // A filter, a value that only looks like a subcommand, and help stay where they are.
         for words in [
             &["--exact", "unique_key::uk-1"][..],

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use awa_conformance_vectors::{check_vector, diff_files, render_all, Family, EMBEDDED};
 
-use crate::cli::{ListFormat, SchemaCommand, SchemaTarget, VectorsCommand};
+use crate::cli::{DbOptions, ListFormat, SchemaCommand, VectorsCommand};
 use crate::error::Error;
 use crate::exit;
 use crate::pg::Dsn;
@@ -206,7 +206,7 @@ fn list(family: Option<&str>, format: ListFormat) -> Result<u8, Error> {
 }
 
 /// The DSN of a `schema` subcommand (required: these commands never start a cluster).
-fn schema_dsn(target: &SchemaTarget, what: &str) -> Result<Dsn, Error> {
+fn schema_dsn(target: &DbOptions, what: &str) -> Result<Dsn, Error> {
     Dsn::resolve(target.dsn.as_deref())?.ok_or_else(|| {
         Error::Usage(format!(
             "schema {what}: no database given; pass --dsn URL or set DATABASE_URL / PGHOST"
@@ -218,15 +218,12 @@ fn schema_dsn(target: &SchemaTarget, what: &str) -> Result<Dsn, Error> {
 pub fn schema(cmd: &SchemaCommand) -> Result<u8, Error> {
     use crate::schema_install::{self as install, Installed};
     match cmd {
-        SchemaCommand::Print {
-            schema,
-            producer_role,
-        } => {
-            out(&install::print(schema, producer_role)?)?;
+        SchemaCommand::Print { names } => {
+            out(&install::print(&names.schema, &names.producer_role)?)?;
         }
         SchemaCommand::Install { target, force } => {
             let dsn = schema_dsn(target, "install")?;
-            let (schema, role) = (&target.schema, &target.producer_role);
+            let (schema, role) = (&target.names.schema, &target.names.producer_role);
             let done = install::install(&dsn, schema, role, *force)?;
             out(&match done {
                 Installed::Installed => format!(
@@ -248,32 +245,34 @@ pub fn schema(cmd: &SchemaCommand) -> Result<u8, Error> {
         }
         SchemaCommand::Status { target, all } => {
             let dsn = schema_dsn(target, "status")?;
-            let status = install::status(&dsn, &target.schema, &target.producer_role)?;
+            let status = install::status(&dsn, &target.names.schema, &target.names.producer_role)?;
             let limit = (!*all).then_some(install::STATUS_DETAIL_LINES);
-            out(&status.report(&target.schema, limit))?;
+            out(&status.report(&target.names.schema, limit))?;
             return Ok(status.exit_code());
         }
         SchemaCommand::Uninstall { target } => {
             let dsn = schema_dsn(target, "uninstall")?;
-            let removed = install::uninstall(&dsn, &target.schema, &target.producer_role)?;
+            let removed =
+                install::uninstall(&dsn, &target.names.schema, &target.names.producer_role)?;
             let mut text = format!(
                 "removed what schema install created in {}: {} object(s){}\n",
                 dsn.redacted(),
                 removed.objects.len(),
                 if removed.schema {
-                    format!(" and schema {}", target.schema)
+                    format!(" and schema {}", target.names.schema)
                 } else {
                     String::new()
                 }
             );
             match removed.role {
-                Ok(true) => {
-                    text.push_str(&format!("removed producer role {}\n", target.producer_role))
-                }
+                Ok(true) => text.push_str(&format!(
+                    "removed producer role {}\n",
+                    target.names.producer_role
+                )),
                 Ok(false) => {}
                 Err(why) => text.push_str(&format!(
                     "kept producer role {}: {why}\n",
-                    target.producer_role
+                    target.names.producer_role
                 )),
             }
             out(&text)?;

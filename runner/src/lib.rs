@@ -96,6 +96,6 @@ pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
         Action::Version => commands::version(),
         Action::Completions(shell) => commands::completions(shell),
         Action::Man => commands::man(),
-        Action::Fuzz(args) => fuzz::run(&args),
+        Action::Fuzz(args) => fuzz::run(&args.options()),
     }
 }

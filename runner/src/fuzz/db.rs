@@ -69,7 +69,8 @@ impl DbTarget {
     ///
     /// # Errors
     /// [`Error::Connect`] (exit 4) or [`Error::Schema`] (exit 5), naming the fix.
-    pub fn open(dsn: Dsn, schema: &str) -> Result<Self, Error> {
+    pub fn open(dsn: Dsn, schema: &crate::pg::SchemaName) -> Result<Self, Error> {
+        let schema = schema.as_str();
         let pg = Pg::new(dsn)?;
         let row = pg.block_on(async {
             let client = pg.connect().await?;

@@ -31,13 +31,12 @@ use std::time::{Duration, Instant};
 use awa_conformance_vectors::{
     check_vector, content_id, render, Family, Json, Manifest, VectorFile, VectorSet,
 };
-use clap::Args;
 use serde_json::Value as JsonValue;
 
 use crate::error::Error;
 use crate::exit;
 use crate::interrupt::StopReason;
-use crate::pg::Dsn;
+use crate::pg::{Dsn, SchemaName};
 use gen::Generated;
 
 /// Set once when the run must stop (signal, closed stdout).
@@ -50,68 +49,34 @@ const FIRST_BATCH: u64 = 16;
 /// The largest batch, in cases.
 const MAX_BATCH: u64 = 1024;
 
-/// Options of `fuzz`.
-#[derive(Debug, Args, Clone)]
-#[command(after_help = exit::HELP_TABLE)]
-pub struct FuzzArgs {
-    /// PostgreSQL whose contract functions are fuzzed (the target unless --adapter is given;
-    /// then it is handed to the adapter in AWA_CONFORMANCE_DSN) [default: $DATABASE_URL, then
-    /// the PG* environment].
-    #[arg(long, value_name = "URL")]
+/// What `fuzz` checks and how long: the command line's `fuzz` options, typed
+/// (the front hall's `FuzzArgs` converts them).
+#[derive(Debug, Clone)]
+pub struct FuzzOptions {
+    /// The database (`--dsn`); `None`: `DATABASE_URL`, then the PG* environment.
     pub dsn: Option<String>,
-
-    /// Schema holding the contract functions.
-    #[arg(long, value_name = "NAME", default_value = "awa")]
-    pub schema: String,
-
-    /// Fuzz a producer's client-side functions through the adapter protocol instead: CMD (a
-    /// shell command) is started once per batch (docs/adapter-protocol.md).
-    #[arg(long, value_name = "CMD")]
-    pub adapter: Option<String>,
-
-    /// Fuzz a producer's enqueue path instead: CMD (a shell command) speaks the producer
-    /// protocol and enqueues into the --dsn database; the producer engine judges what it
-    /// stores (docs/adapter-protocol.md, "Enqueue: producers").
-    #[arg(long, value_name = "CMD", conflicts_with = "adapter")]
-    pub producer: Option<String>,
-
-    /// Producer role of the contract schema (the database check of --producer needs it).
-    #[arg(long, value_name = "NAME", default_value = "awa_producer")]
+    /// The contract schema.
+    pub schema: SchemaName,
+    /// The contract's producer role.
     pub producer_role: String,
-
-    /// The seed: the same seed gives the same cases in every version of the kit.
-    #[arg(long, value_name = "N", required_unless_present = "replay")]
+    /// Fuzz this adapter command's pure functions instead of the database.
+    pub adapter: Option<String>,
+    /// Fuzz this producer command's enqueue path instead of the database.
+    pub producer: Option<String>,
+    /// The seed (`None` only with `replay`).
     pub seed: Option<u64>,
-
-    /// Check this many cases (each case is one vector per family the target checks).
-    #[arg(long, value_name = "N", conflicts_with_all = ["seconds", "replay"])]
+    /// Check this many cases.
     pub cases: Option<u64>,
-
-    /// Check cases for this many seconds (the batch in flight finishes).
-    #[arg(long, value_name = "S", conflicts_with = "replay", value_parser = crate::cli::seconds)]
+    /// Check cases for this long.
     pub seconds: Option<u64>,
-
-    /// The first case number (`--start K --cases 1` regenerates case K alone).
-    #[arg(long, value_name = "K", default_value_t = 0, conflicts_with = "replay")]
+    /// The first case number.
     pub start: u64,
-
-    /// Run the findings printed by an earlier fuzz run (FILE, `-` = stdin) against the
-    /// target instead of generating cases.
-    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    /// Run the findings of this file (`-`: stdin) instead of generating cases.
     pub replay: Option<PathBuf>,
-
     /// Stop after this many disagreements.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_findings: u64,
-
-    /// Bound on each wait for the adapter, in seconds (hello, silence between answers, exit).
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = crate::cli::DEFAULT_ADAPTER_TIMEOUT_SECS,
-        value_parser = crate::cli::seconds
-    )]
-    pub adapter_timeout: u64,
+    /// Bound on each wait for the adapter or producer.
+    pub adapter_timeout: Duration,
 }
 
 /// One disagreement (or, with `harness`, an input the adapter crashed or hung on).
@@ -267,7 +232,7 @@ fn stderr_line(text: &str) {
 ///
 /// # Errors
 /// Usage (3), database (4), schema (5) and harness (6) errors.
-pub fn run(args: &FuzzArgs) -> Result<u8, Error> {
+pub fn run(args: &FuzzOptions) -> Result<u8, Error> {
     let replay = args.replay.as_ref().map(read_replay).transpose()?;
     let seed = args.seed;
     if replay.is_none() && args.cases.is_none() && args.seconds.is_none() {
@@ -307,7 +272,7 @@ pub fn run(args: &FuzzArgs) -> Result<u8, Error> {
     result
 }
 
-fn open(args: &FuzzArgs, stop: &Stop) -> Result<Target, Error> {
+fn open(args: &FuzzOptions, stop: &Stop) -> Result<Target, Error> {
     if let Some(cmd) = &args.adapter {
         // As in a run: the adapter gets --dsn as given (validated first), never the PG* guess.
         if args.dsn.is_some() {
@@ -316,7 +281,7 @@ fn open(args: &FuzzArgs, stop: &Stop) -> Result<Target, Error> {
         return Ok(Target::Adapter(Box::new(adapter::AdapterTarget::new(
             cmd,
             args.dsn.clone(),
-            Duration::from_secs(args.adapter_timeout),
+            args.adapter_timeout,
         )?)));
     }
     let dsn = Dsn::resolve(args.dsn.as_deref())?;
@@ -342,7 +307,7 @@ fn open(args: &FuzzArgs, stop: &Stop) -> Result<Target, Error> {
             producer_dsn,
             &args.schema,
             &args.producer_role,
-            Duration::from_secs(args.adapter_timeout),
+            args.adapter_timeout,
             stop,
         )?)));
     }
@@ -350,7 +315,7 @@ fn open(args: &FuzzArgs, stop: &Stop) -> Result<Target, Error> {
 }
 
 /// Generate and check cases until the budget, a stop or `--max-findings`.
-fn drive(target: &mut Target, seed: u64, stop: &Stop, args: &FuzzArgs) -> Result<u8, Error> {
+fn drive(target: &mut Target, seed: u64, stop: &Stop, args: &FuzzOptions) -> Result<u8, Error> {
     let started = Instant::now();
     let deadline = args.seconds.map(|s| started + Duration::from_secs(s));
     let end = args.cases.map(|n| args.start.saturating_add(n));
@@ -546,7 +511,7 @@ fn drive_replay(
     target: &mut Target,
     vectors: &[Generated],
     stop: &Stop,
-    args: &FuzzArgs,
+    args: &FuzzOptions,
 ) -> Result<u8, Error> {
     let started = Instant::now();
     stderr_line(&format!(

@@ -51,15 +51,14 @@ impl ProducerTarget {
         cmd: &str,
         dsn: Dsn,
         producer_dsn: Option<String>,
-        schema: &str,
+        schema: &crate::pg::SchemaName,
         producer_role: &str,
         timeout: Duration,
         stop: &Stop,
     ) -> Result<Self, Error> {
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
-        let schema = crate::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-        let db = crate::contract::target::preflight(&ctx, pg, &schema, producer_role, None, true)?;
+        let db = crate::contract::target::preflight(&ctx, pg, schema, producer_role, None, true)?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {
                 detail: e.to_string(),

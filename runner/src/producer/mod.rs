@@ -158,6 +158,40 @@ pub trait Producer: Send {
 /// Selects cases by trial name.
 pub type CaseFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
+/// Default of `--max-consecutive-timeouts`: one slow request is a fault of its case, three in
+/// a row (each after a fresh restart) a producer that no longer answers.
+pub const DEFAULT_MAX_CONSECUTIVE_TIMEOUTS: u32 = 3;
+
+/// How a run starts its producer: the command line's producer options, typed (the front
+/// hall builds it from `--producer` and its companions; nothing here reads the command line).
+#[derive(Clone)]
+pub struct Launch {
+    /// The producer's shell command.
+    pub cmd: String,
+    /// The DSN given to the producer as written (`--producer-dsn`), if any.
+    pub producer_dsn: Option<String>,
+    /// The run's DSN as written (`--dsn`), if any; `DATABASE_URL` is read when it is `None`.
+    pub run_dsn: Option<String>,
+    /// Bound on each wait for the producer (`--adapter-timeout`).
+    pub timeout: Duration,
+    /// `--max-consecutive-timeouts`.
+    pub max_consecutive_timeouts: u32,
+    /// `--validate-producer`: the protocol smoke test only.
+    pub validate: bool,
+}
+
+impl std::fmt::Debug for Launch {
+    // The DSNs may hold passwords: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("cmd", &self.cmd)
+            .field("timeout", &self.timeout)
+            .field("max_consecutive_timeouts", &self.max_consecutive_timeouts)
+            .field("validate", &self.validate)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Options of a producer check.
 #[derive(Clone)]
 pub struct CheckOptions {
@@ -186,7 +220,7 @@ impl Default for CheckOptions {
         Self {
             enqueue_timeout: crate::adapter::DEFAULT_TIMEOUT,
             filter: None,
-            max_consecutive_timeouts: crate::cli::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
+            max_consecutive_timeouts: DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
         }
     }
 }
@@ -316,15 +350,11 @@ pub fn trials(
 /// The producer's trial names as ignored trials, for `--list` and the expected-failures
 /// check (the producer is not started); empty without `--producer`.
 #[must_use]
-pub fn listed(
-    ctx: &Arc<RunContext>,
-    vectors: &VectorSet,
-    args: &crate::cli::RunArgs,
-) -> Vec<Trial> {
-    if args.producer.is_none() {
+pub fn listed(ctx: &Arc<RunContext>, vectors: &VectorSet, launch: Option<&Launch>) -> Vec<Trial> {
+    let Some(launch) = launch else {
         return Vec::new();
-    }
-    let names = if args.validate_producer {
+    };
+    let names = if launch.validate {
         validate::trial_names()
     } else {
         trial_names(vectors)
@@ -343,7 +373,7 @@ pub fn listed(
 /// `--dsn` or `DATABASE_URL` as written (so TLS files and options pass through), else the
 /// door's own connection string (a throwaway cluster, or `PG*` variables), each with its
 /// user's answered jobs removed.
-fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> (String, engine::ProducerLogin) {
+fn producer_dsn(launch: &Launch, db: &DbSetup) -> (String, engine::ProducerLogin) {
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let user_of = |dsn: &str| {
         crate::pg::Dsn::parse(dsn, crate::pg::DsnSource::Flag, &env)
@@ -351,7 +381,7 @@ fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> (String, engine::Pr
             .map(|d| d.user().to_owned())
             .filter(|u| !u.is_empty())
     };
-    if let Some(dsn) = &args.producer_dsn {
+    if let Some(dsn) = &launch.producer_dsn {
         let answers = user_of(dsn);
         return (
             dsn.clone(),
@@ -361,7 +391,7 @@ fn producer_dsn(args: &crate::cli::RunArgs, db: &DbSetup) -> (String, engine::Pr
             },
         );
     }
-    let written = args.dsn.clone().or_else(|| {
+    let written = launch.run_dsn.clone().or_else(|| {
         std::env::var("DATABASE_URL")
             .ok()
             .filter(|d| !d.trim().is_empty())
@@ -434,8 +464,7 @@ fn as_login(written: &str, user: &str, password: &str) -> String {
 /// [`crate::error::Error::Harness`] when the producer cannot start or sends no valid hello.
 pub fn run_trials(
     ctx: &Arc<RunContext>,
-    args: &crate::cli::RunArgs,
-    cmd: &str,
+    launch: &Launch,
     db: Option<&Arc<DbSetup>>,
     no_db_reason: &str,
     vectors: &VectorSet,
@@ -447,39 +476,35 @@ pub fn run_trials(
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
-    let (dsn, login) = producer_dsn(args, db);
+    let (dsn, login) = producer_dsn(launch, db);
     let producer = process::SubprocessProducer::new(
-        cmd,
+        &launch.cmd,
         vec![
             (DSN_ENV.to_owned(), dsn),
             (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
         ],
         process::ProcessLimits {
-            timeout: args.adapter_timeout(),
+            timeout: launch.timeout,
             max_line: crate::adapter::MAX_LINE_BYTES,
             stopped,
         },
     );
-    if args.validate_producer {
+    if launch.validate {
         let mut producer = producer;
         let steps = validate::validate(
             &mut producer,
             db.schema.as_str(),
             &format!("{}_", db.prefix()),
-            args.adapter_timeout(),
+            launch.timeout,
         );
         return Ok((validate::trials(ctx, steps), None));
     }
-    let session = engine::Session::start_as(
-        Box::new(producer),
-        Arc::clone(db),
-        args.adapter_timeout(),
-        login,
-    )?;
+    let session =
+        engine::Session::start_as(Box::new(producer), Arc::clone(db), launch.timeout, login)?;
     {
         let ctx = Arc::clone(ctx);
         session.limit_timeouts(
-            args.max_consecutive_timeouts,
+            launch.max_consecutive_timeouts,
             Arc::new(move |message| {
                 ctx.record_run_error(format!("producer: {message}"));
                 ctx.request_stop(crate::interrupt::StopReason::ProducerUnresponsive);

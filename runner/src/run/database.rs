@@ -80,7 +80,7 @@ pub(super) fn open(plan: &Plan, args: &RunArgs) -> Result<Database, Error> {
 
 /// Find or start the database and preflight the contract schema.
 fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Error> {
-    let dsn = Dsn::resolve(args.dsn.as_deref())?;
+    let dsn = Dsn::resolve(args.db.dsn.as_deref())?;
     let (dsn, cluster) = match dsn {
         Some(dsn) => {
             ctx.set_provenance(
@@ -96,8 +96,8 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
             Ok(cluster) => {
                 crate::schema_install::install(
                     cluster.dsn(),
-                    &args.schema,
-                    &args.producer_role,
+                    &args.db.names.schema,
+                    &args.db.names.producer_role,
                     false,
                 )?;
                 ctx.set_provenance(PROVENANCE_DATABASE, "embedded".to_owned());
@@ -114,8 +114,8 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
     let setup = db::preflight(
         ctx,
         pg,
-        &args.schema,
-        &args.producer_role,
+        &args.db.names.schema,
+        &args.db.names.producer_role,
         args.libtest.test_threads,
         args.producer.is_some(),
     )?;

@@ -85,7 +85,7 @@ pub(super) fn execute(
                 stopped: &stopped,
             };
             let session =
-                match crate::adapter::exchange_with(cmd, args.dsn.as_deref(), set, &limits) {
+                match crate::adapter::exchange_with(cmd, args.db.dsn.as_deref(), set, &limits) {
                     Ok(session) => session,
                     Err(crate::adapter::AdapterError::Stopped { .. }) => return Ok(Ran::default()),
                     Err(e) => return Err(e.into()),
@@ -100,12 +100,11 @@ pub(super) fn execute(
             crate::adapter::trials(ctx, set, &Arc::new(session))
         }
     };
-    let (producer_trials, producer) = match &args.producer {
+    let (producer_trials, producer) = match args.producer_launch() {
         None => (Vec::new(), None),
-        Some(cmd) => crate::producer::run_trials(
+        Some(launch) => crate::producer::run_trials(
             ctx,
-            args,
-            cmd,
+            &launch,
             database.setup.as_ref(),
             &database.reason,
             set,

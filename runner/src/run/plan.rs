@@ -77,7 +77,7 @@ pub(super) fn plan(args: &RunArgs) -> Result<Planned, Error> {
         None => Vec::new(),
     };
     // The producer's cases are listed without starting it, like the adapter's.
-    let listed_producer = crate::producer::listed(&ctx, &set, args);
+    let listed_producer = crate::producer::listed(&ctx, &set, args.producer_launch().as_ref());
     let all_names: Vec<&str> = offline_trials
         .iter()
         .chain(&listed_db)
@@ -155,12 +155,12 @@ fn check_usage(args: &RunArgs) -> Result<(), Error> {
         ));
     }
     // An empty DSN must never quietly mean "no database" (and so a throwaway cluster).
-    if args.dsn.as_deref().is_some_and(|d| d.trim().is_empty()) {
+    if args.db.dsn.as_deref().is_some_and(|d| d.trim().is_empty()) {
         return Err(Error::Usage(
             "--dsn is empty: pass a postgres:// URL or key=value string, or leave --dsn out".into(),
         ));
     }
-    if args.dsn.is_none()
+    if args.db.dsn.is_none()
         && std::env::var_os("DATABASE_URL").is_some_and(|d| d.to_string_lossy().trim().is_empty())
     {
         return Err(Error::Usage(

@@ -904,6 +904,29 @@ fn mutants() -> Vec<Mutant> {
             ],
         },
         Mutant {
+            name: "stores_each_job_twice",
+            class: STORED,
+            what: "insert_job stores a second copy of every job",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[(
+                        "    INTO v_result;\n",
+                        "    INTO v_result;\n    INSERT INTO @S@.contract_jobs (kind, queue, args, \
+                         state, priority, max_attempts, run_at, created_at, metadata, tags, \
+                         unique_key, unique_states, ordering_key, concurrency_digest, \
+                         enqueue_shard, route_source, enqueued_by) SELECT kind, queue, args, \
+                         state, priority, max_attempts, run_at, created_at, metadata, tags, \
+                         unique_key, unique_states, ordering_key, concurrency_digest, \
+                         enqueue_shard, route_source, enqueued_by FROM @S@.contract_jobs \
+                         WHERE id = v_result.job_id;\n",
+                    )],
+                );
+            },
+            killed_by: &["function"],
+            must_fail: &["sql::function::"],
+        },
+        Mutant {
             name: "job_routing_priority_constant",
             class: STORED,
             what: "job_routing returns priority 2 for every job",

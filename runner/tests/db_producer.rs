@@ -249,6 +249,18 @@ fn producer_that_pads_unique_states_fails() {
     assert!(failed[0].1.contains("11110000"), "{}", failed[0].1);
 }
 
+/// The row-count rule (contract::judge::row_count): a producer that stores a job twice fails
+/// the payload layer, though every job it answers is routed right.
+fn producer_that_stores_each_job_twice_fails_on_the_row_count() {
+    let failed = mutant_fails(
+        "twice",
+        false,
+        "producer::routing_precedence::",
+        "layer: payload: the producer left 2 job rows for 1 accepted requests",
+    );
+    assert!(failed.len() >= 5, "{failed:?}");
+}
+
 fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
     let s = Scratch::install(&dsn(), "prod_fault");
     let started = std::time::Instant::now();
@@ -377,8 +389,9 @@ fn stray_rows(s: &Scratch) -> Vec<Vec<Option<String>>> {
 /// ADR 0049: what a producer commits outside the run's queues (here a job it never answers,
 /// in the queue `stray`) is removed after its case, found by the run-scoped login the engine
 /// gave the producer; a job another login commits into the same queue while the run goes on
-/// is left alone. The verdict is today's: every case passes (the judge never saw the stray
-/// jobs). Before ADR 0049 the sweep went by queue name only and every stray job stayed.
+/// is left alone. Before ADR 0049 the sweep went by queue name only and every stray job
+/// stayed. The row-count rule sees each stray job (the run login wrote it), so every case
+/// fails at the payload layer, and the clean-up is the same.
 fn stray_writes_are_removed_and_other_logins_rows_kept() {
     let s = Scratch::install(&dsn(), "prod_stray");
     let dir = tempfile::tempdir().unwrap();
@@ -393,9 +406,16 @@ fn stray_writes_are_removed_and_other_logins_rows_kept() {
     // Another login (the test's own) in the same queue, inside the run's time window.
     let other = s.sql("SELECT (@S@.insert_job('awa_conformance.probe', 'stray')).job_id::text");
     let out = db_support::wait(child, 300);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert!(report["summary"]["passed"].as_u64().unwrap() > 5);
+    let failed = messages(&report, "failed");
+    assert!(failed.len() > 5, "{failed:?}");
+    assert!(
+        failed
+            .iter()
+            .all(|(_, m)| m.contains("layer: payload: the producer left")),
+        "{failed:?}"
+    );
     let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
     assert_eq!(
         stray_rows(&s),
@@ -896,6 +916,11 @@ fn main() {
             "producer_that_pads_unique_states_fails",
             Gate::Dsn,
             producer_that_pads_unique_states_fails,
+        ),
+        (
+            "producer_that_stores_each_job_twice_fails_on_the_row_count",
+            Gate::Dsn,
+            producer_that_stores_each_job_twice_fails_on_the_row_count,
         ),
         (
             "crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on",

@@ -811,7 +811,7 @@ mod process_tests {
     fn broken_adapter_fails_its_family() {
         let set = set();
         let s = exchange(
-            &format!("AWA_ADAPTER_BREAK=concurrency_digest python3 {PY}"),
+            "python3 ../tests/mutants/materialise.py --exec adapter-python untagged_digest",
             None,
             &set,
         )

@@ -352,6 +352,57 @@ pub async fn count_scope_rows(client: &Client, db: &DbSetup, prefix: &str) -> Re
     Ok(n)
 }
 
+/// Where a check looks for the jobs it made ([`count_jobs`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobScope<'a> {
+    /// Queues named exactly.
+    pub queues: &'a [String],
+    /// Queues starting with this run-scoped prefix.
+    pub prefix: Option<&'a str>,
+    /// Rows written by this login, wherever they landed (tables that record the login).
+    pub login: Option<&'a str>,
+}
+
+/// The number of job rows in `scope`, on `client` (its transaction's view): rows of the
+/// schema's tables that hold jobs, i.e. have a queue and a job id column (`id` or `job_id`)
+/// and are not the bulk staging table (which records `staged_by`). `queue_meta` and the
+/// unique claims are not jobs. The same tables the sweep removes jobs from, so what is
+/// counted is what a case leaves behind.
+///
+/// # Errors
+/// [`PgError::Db`] when the catalog or a count cannot be read.
+pub async fn count_jobs(
+    client: &Client,
+    db: &DbSetup,
+    scope: JobScope<'_>,
+) -> Result<i64, PgError> {
+    let s = db.schema.quoted();
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    let mut n = 0i64;
+    let tables = sweep_tables(client, db).await?;
+    let jobs = tables
+        .iter()
+        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"));
+    for t in jobs {
+        let login = t
+            .login
+            .as_deref()
+            .map_or_else(|| "NULL::text".to_owned(), quote_ident);
+        let row = client
+            .query_one(
+                &include_str!("../../sql/job_rows.sql")
+                    .replace("@S@", s)
+                    .replace("@T@", &quote_ident(&t.name))
+                    .replace("@L@", &login),
+                &[&scope.queues, &scope.prefix, &scope.login],
+            )
+            .await
+            .map_err(err)?;
+        n += row.try_get::<_, i64>(0).map_err(err)?;
+    }
+    Ok(n)
+}
+
 /// A base table of the schema and the columns a run-scoped row can be found by.
 struct SweepTable {
     name: String,

@@ -20,6 +20,7 @@ use super::wire::{
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::judge::{self, Observed, Records};
+use crate::contract::sweep::{count_jobs, JobScope};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -300,7 +301,9 @@ impl Session {
         let plan = case.plan(&scope)?;
         let outcome = match &case.kind {
             Kind::Bulk(bulk) => self.run_bulk(&mut inner, case, bulk, &scope),
-            _ => self.run_plan(&mut inner, case, &plan),
+            _ => self
+                .run_plan(&mut inner, case, &plan)
+                .and_then(|v| self.count_rows(&mut inner, &plan, &scope, v)),
         };
         let cleanup = self.cleanup(&mut inner, &scope, plan.lock);
         let stderr = inner.producer.take_diagnostics();
@@ -418,6 +421,41 @@ impl Session {
             }
         }
         Ok(Verdict::Passed)
+    }
+
+    /// The row-count rule after a plan that passed: the case's queues, and every row the
+    /// run's own login wrote anywhere, hold one job per accepted request (none for a refused
+    /// one). On a contract database only: released Awa spreads a job over lanes and
+    /// tables of its own, so there the count is not made (docs/contract.md says so).
+    fn count_rows(
+        &self,
+        inner: &mut Inner,
+        plan: &Plan,
+        scope: &str,
+        verdict: Verdict,
+    ) -> Result<Verdict, CaseFailure> {
+        if !matches!(verdict, Verdict::Passed) || !matches!(self.target, Target::Contract) {
+            return Ok(verdict);
+        }
+        let asked = plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s.outcome, Outcome::Stored(_)))
+            .count();
+        let jobs = JobScope {
+            queues: &[],
+            prefix: Some(scope),
+            login: self.login.run_scoped.as_deref(),
+        };
+        let client = self.client(inner)?;
+        let found = self
+            .db
+            .pg
+            .block_on(count_jobs(client, &self.db, jobs))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))?;
+        judge::row_count(asked, found, "the producer")?;
+        Ok(verdict)
     }
 
     /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa

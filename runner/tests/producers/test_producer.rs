@@ -9,7 +9,8 @@
 //! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
 //! commits a job it never answers into the queue `stray`, outside the run's queues) and
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
-//! case whose name contains SUBSTR).
+//! case whose name contains SUBSTR), and `twice` (stores every job without a unique key a
+//! second time and answers the first).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -292,6 +293,33 @@ async fn main() {
                 ],
             )
             .await;
+        if mutant == "twice" && unique_key.is_none() && res.is_ok() {
+            // The same call again: a second job, never answered.
+            let again = client
+                .query_one(
+                    &insert,
+                    &[
+                        &kind,
+                        &queue,
+                        &args_text,
+                        &priority,
+                        &None::<i16>,
+                        &run_at,
+                        &None::<String>,
+                        &tags,
+                        &unique_key,
+                        &states,
+                        &ordering_key,
+                        &concurrency_key,
+                        &job["opts"].to_string(),
+                    ],
+                )
+                .await;
+            eprintln!(
+                "test-producer: stored the job twice: {:?}",
+                again.map(|r| r.get::<_, i64>(0))
+            );
+        }
         let answer = match res {
             Ok(row) => {
                 let id: i64 = row.get(0);

@@ -51,6 +51,8 @@ pub enum Layer {
     SqlCallEncoding,
     /// `insert_job` itself disagrees with the vector.
     DatabaseSemantics,
+    /// What was stored besides the routing: the jobs themselves (how many, and their fields).
+    Payload,
 }
 
 impl Layer {
@@ -66,6 +68,7 @@ impl Layer {
             Self::Partition => "partition",
             Self::SqlCallEncoding => "SQL call encoding",
             Self::DatabaseSemantics => "database semantics",
+            Self::Payload => "payload",
         }
     }
 }
@@ -282,6 +285,32 @@ pub fn judge_routing(
         ),
         super::expect::route_json(width, route),
         json!({"returned": view(returned), "stored": view(stored)}),
+    ))
+}
+
+/// The row-count rule: a check that asked for `asked` jobs to be stored (refused requests
+/// ask for none) finds exactly `found` job rows where it looks. More is a job stored twice,
+/// or stored although the request was refused; fewer, an accepted request that stored
+/// nothing. `who` names what stored them ("insert_job", "the producer").
+///
+/// # Errors
+/// A payload-layer mismatch naming both counts.
+pub fn row_count(asked: usize, found: i64, who: &str) -> Result<(), CaseFailure> {
+    if i64::try_from(asked).is_ok_and(|a| a == found) {
+        return Ok(());
+    }
+    let why = if i64::try_from(asked).is_ok_and(|a| found > a) {
+        "a job stored more than once, or stored although its request was refused"
+    } else {
+        "an accepted request that stored no job"
+    };
+    Err(CaseFailure::mismatch(
+        format!(
+            "layer: {}: {who} left {found} job rows for {asked} accepted requests ({why})",
+            Layer::Payload.as_str()
+        ),
+        json!({"job_rows": asked}),
+        json!({"job_rows": found}),
     ))
 }
 

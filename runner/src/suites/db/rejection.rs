@@ -14,7 +14,7 @@ use serde_json::{json, Value as Json};
 use super::case::{query_fail, rolled_back, Case};
 use super::request::{
     insert, insert_and_read_all, prepare, read, req, set_widths, unique_name, width_queue,
-    InsertJob, FUTURE, PAST,
+    InsertJob, Rows, FUTURE, PAST,
 };
 use super::DbSetup;
 use crate::contract::judge::{rejection, Member};
@@ -139,7 +139,7 @@ fn run_accepted(db: &Arc<DbSetup>, name: &str, build: Build) -> Result<Verdict, 
         let base = unique_name(db);
         set_widths(client, db, &base, &[8]).await?;
         let req = build(req(&width_queue(&base, 8)));
-        insert_and_read_all(client, db, std::slice::from_ref(&req))
+        insert_and_read_all(client, db, std::slice::from_ref(&req), Rows::Counted)
             .await
             .map_err(|f| CaseFailure {
                 message: format!("{name} (must be accepted): {}", f.message),

@@ -9,7 +9,8 @@ use serde_json::Value as Json;
 use tokio_postgres::{Client, Statement};
 
 use super::case::{query_fail, setup_fail};
-use crate::contract::judge::judge_kept;
+use crate::contract::judge::{judge_kept, row_count};
+use crate::contract::sweep::{count_jobs, JobScope};
 use crate::contract::target::DbSetup;
 use crate::outcome::CaseFailure;
 
@@ -94,13 +95,45 @@ pub(super) async fn prepare(
     ))
 }
 
+/// Whether a check's session may count the rows its requests stored (the row-count rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rows {
+    /// The runner's own session on queues of the check's own: counted.
+    Counted,
+    /// A login holding only the producer role, which reads no table (what the privilege
+    /// suite checks), on queues committed for the whole suite: not counted there; the same
+    /// vectors' function cases, run as the runner, count them.
+    NotVisible,
+}
+
+/// The job rows of `queues` this connection sees (the row-count rule's count).
+async fn jobs_in(client: &Client, db: &DbSetup, queues: &[String]) -> Result<i64, CaseFailure> {
+    let scope = JobScope {
+        queues,
+        ..JobScope::default()
+    };
+    count_jobs(client, db, scope)
+        .await
+        .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))
+}
+
 /// Insert many requests pipelined on one connection, then read every stored routing, also
-/// pipelined: two round-trip waves per case regardless of how many widths it covers.
+/// pipelined: three round-trip waves per case regardless of how many widths it covers. The
+/// requests' queues must then hold exactly one more job row per request (the row-count rule),
+/// where `rows` lets the session count them.
 pub(super) async fn insert_and_read_all(
     client: &Client,
     db: &DbSetup,
     reqs: &[InsertJob],
+    rows: Rows,
 ) -> Result<Vec<(Inserted, Routing)>, CaseFailure> {
+    let mut queues: Vec<String> = reqs.iter().map(|r| r.queue.clone()).collect();
+    queues.sort();
+    queues.dedup();
+    let before = match rows {
+        Rows::Counted => jobs_in(client, db, &queues).await?,
+        Rows::NotVisible => 0,
+    };
     let (ins, rd) = prepare(client, db).await?;
     let inserted =
         futures_util::future::join_all(reqs.iter().map(|r| insert(client, &ins, r))).await;
@@ -130,6 +163,10 @@ pub(super) async fn insert_and_read_all(
         let s = s.map_err(|e| query_fail(db, &format!("job_routing({})", i.job_id), &e))?;
         judge_kept(r, &i.observed(), &s.observed())?;
         out.push((i, s));
+    }
+    if rows == Rows::Counted {
+        let after = jobs_in(client, db, &queues).await?;
+        row_count(out.len(), after.saturating_sub(before), "insert_job")?;
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@ use super::case::{rolled_back, Case};
 use awa_conformance_core::{Route, RouteSource};
 
 use super::request::{
-    insert_and_read_all, req, set_widths, unique_name, width, width_queue, InsertJob,
+    insert_and_read_all, req, set_widths, unique_name, width, width_queue, InsertJob, Rows,
 };
 use crate::contract::judge::judge_routing;
 use crate::outcome::Verdict;
@@ -39,7 +39,7 @@ pub(super) fn cases() -> Vec<Case> {
                         "expected_route_source": "rotor",
                         "expected_concurrency_digest": null,
                     })));
-                    for (i, (ins, stored)) in insert_and_read_all(client, &db, &reqs)
+                    for (i, (ins, stored)) in insert_and_read_all(client, &db, &reqs, Rows::Counted)
                         .await?
                         .iter()
                         .enumerate()

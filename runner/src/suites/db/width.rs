@@ -20,7 +20,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
-use super::request::{insert_and_read_all, req, unique_name, width};
+use super::request::{insert_and_read_all, req, unique_name, width, Rows};
 use super::DbSetup;
 use crate::contract::expect::route_opts;
 use crate::contract::judge::{judge_routing, rejection, Member, Rejection};
@@ -168,7 +168,7 @@ fn no_row_means_width_1(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             expects.push(e);
             expects.push(e);
         }
-        let got = insert_and_read_all(client, db, &reqs).await?;
+        let got = insert_and_read_all(client, db, &reqs, Rows::Counted).await?;
         for (i, ((ins, st), e)) in got.iter().zip(&expects).enumerate() {
             let with = if i % 2 == 0 { "no opts" } else { "opts" };
             judge_routing(

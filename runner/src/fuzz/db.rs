@@ -18,6 +18,8 @@ use tokio_postgres::{Client, Statement};
 
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
+use crate::contract::call::{self, InsertJob};
+use crate::contract::expect;
 use crate::error::Error;
 use crate::pg::quote_ident;
 use crate::pg::{Dsn, Pg, PgError};
@@ -265,65 +267,36 @@ impl DbTarget {
         st: &Statements,
         g: &Generated,
     ) -> Result<Outcome, tokio_postgres::Error> {
-        let Case::RoutingPrecedence(c) = &g.vector.case else {
+        // The one expectation: the vector's keys and route at its own width.
+        let Some(at) = expect::routes(&g.vector.case, &[])
+            .filter(|_| matches!(g.vector.case, Case::RoutingPrecedence(_)))
+            .and_then(|r| r.into_iter().next())
+        else {
             return Ok(Outcome::NotSent);
         };
-        let expected = g.vector.case.expected_json().to_serde();
+        let queue = format!("{}_w{}", self.base, at.width);
+        let request = InsertJob::new(KIND, &queue)
+            .keys(at.ordering_key.as_deref(), at.concurrency_key.as_deref());
         // Every expectation of the vector stated in opts (docs/contract.md opts keys): a
         // database that rejects its own correct routing is as wrong as one that routes wrong.
-        let member = |k: &str| expected.get(k).cloned().unwrap_or(Json::Null);
-        let mut opts = serde_json::Map::new();
-        opts.insert("expected_route_source".to_owned(), member("route_source"));
-        opts.insert(
-            "expected_concurrency_digest".to_owned(),
-            member("concurrency_digest_hex"),
-        );
-        if !member("enqueue_shard").is_null() {
-            opts.insert("expected_enqueue_shard".to_owned(), member("enqueue_shard"));
-        }
-        let queue = format!("{}_w{}", self.base, c.width);
-        for (label, opts) in [
-            ("no opts", "{}".to_owned()),
+        for (label, request) in [
+            ("no opts", request.clone()),
             (
                 "opts stating the vector's routing",
-                Json::Object(opts).to_string(),
+                request.opts(&expect::route_opts(&at.route)),
             ),
         ] {
-            let (args, metadata, tags) = ("{}", "{}", Vec::<String>::new());
-            let (priority, max_attempts) = (2i16, 25i16);
-            let (run_at, unique_key, unique_states) =
-                (None::<String>, None::<Vec<u8>>, None::<String>);
-            let row = client
-                .query_one(
-                    &st.insert,
-                    &[
-                        &KIND,
-                        &queue,
-                        &args,
-                        &priority,
-                        &max_attempts,
-                        &run_at,
-                        &metadata,
-                        &tags,
-                        &unique_key,
-                        &unique_states,
-                        &c.ordering_key,
-                        &c.concurrency_key,
-                        &opts,
-                    ],
-                )
-                .await?;
-            let job_id: i64 = row.try_get(0)?;
+            let inserted = call::insert(client, &st.insert, &request).await?;
+            let read = call::read(client, &st.read, inserted.job_id).await?;
             let returned = routing(
-                row.try_get(5)?,
-                row.try_get(4)?,
-                row.try_get::<_, Option<Vec<u8>>>(6)?,
+                inserted.route_source,
+                inserted.enqueue_shard,
+                inserted.concurrency_digest,
             );
-            let stored_row = client.query_one(&st.read, &[&job_id]).await?;
             let stored = routing(
-                stored_row.try_get(3)?,
-                stored_row.try_get(2)?,
-                stored_row.try_get::<_, Option<Vec<u8>>>(4)?,
+                read.route_source,
+                read.enqueue_shard,
+                read.concurrency_digest,
             );
             for (what, answer) in [("insert_job's result", &returned), ("job_routing", &stored)] {
                 if let Outcome::Found(f) = judge(g, &format!("{what} ({label})"), answer) {
@@ -388,11 +361,11 @@ impl Statements {
             format!("preparing {what}: {}", t.pg.describe(&e))
         };
         let insert = client
-            .prepare(&sql(include_str!("../../sql/insert_job_call.sql")))
+            .prepare(&call::insert_sql_in(&t.quoted))
             .await
             .map_err(|e| err("insert_job", e))?;
         let read = client
-            .prepare(&sql(include_str!("../../sql/job_routing_call.sql")))
+            .prepare(&call::read_sql_in(&t.quoted))
             .await
             .map_err(|e| err("job_routing", e))?;
         let helpers = if t.helpers {

@@ -4,12 +4,13 @@
 //! the run-scoped queue (a unique key that hashes the queue, a physical queue name) are
 //! computed by the engine from these inputs with the core, at run time.
 
-use awa_conformance_core::{self as core, Route, RouteSource, Value, Width, DIGEST_LEN};
+use awa_conformance_core::{self as core, Value};
 use awa_conformance_vectors::from_hex as unhex;
 use awa_conformance_vectors::{Case as VCase, Family, VectorSet};
 use serde_json::{json, Value as Json};
 
 use super::SUITE;
+use crate::contract::expect;
 
 /// The widths every ordering / concurrency key is enqueued at.
 pub const KEY_WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
@@ -31,18 +32,8 @@ pub const UNIQUE_KEY_STATES: &str = "11111000";
 /// A run_at that makes the first job `scheduled`.
 pub const FUTURE: &str = "2999-01-01T00:00:00Z";
 
-/// What a routing case expects.
-#[derive(Debug, Clone)]
-pub struct RouteCase {
-    /// The queue's width.
-    pub width: u8,
-    /// Ordering key sent.
-    pub ordering_key: Option<Vec<u8>>,
-    /// Concurrency key sent.
-    pub concurrency_key: Option<Vec<u8>>,
-    /// The vector's routing at this width.
-    pub expect: Route,
-}
+/// What a routing case sends and expects: the one expectation's route at a width.
+pub use crate::contract::expect::RouteAt as RouteCase;
 
 /// What a unique_key case sends and expects.
 #[derive(Debug, Clone)]
@@ -173,10 +164,6 @@ impl Case {
     }
 }
 
-fn width(w: u8) -> Option<Width> {
-    Width::new(i64::from(w)).ok()
-}
-
 /// The raw `input`/`intermediate`/`expected` of vector `i` of a file.
 fn raw(file: &awa_conformance_vectors::VectorFile, i: usize) -> Json {
     let v = file
@@ -218,62 +205,14 @@ pub fn cases(vectors: &VectorSet) -> Vec<Case> {
                 kind,
             };
             match &v.case {
-                VCase::RoutingPrecedence(rp) => {
-                    let expect = Route {
-                        source: rp.route_source,
-                        enqueue_shard: rp.enqueue_shard,
-                        concurrency_digest: rp.concurrency_digest,
-                    };
-                    out.push(base(
-                        Kind::Route(RouteCase {
-                            width: rp.width,
-                            ordering_key: rp.ordering_key.clone(),
-                            concurrency_key: rp.concurrency_key.clone(),
-                            expect,
-                        }),
-                        name(fam, &v.id, &[format!("w{}", rp.width)]),
-                    ));
-                }
-                VCase::OrderingShard(os) => {
-                    for w in KEY_WIDTHS {
-                        let Some(shard) = os.shards.get(usize::from(w) - 1) else {
-                            continue;
-                        };
-                        let expect = Route {
-                            source: RouteSource::OrderingKey,
-                            enqueue_shard: Some(*shard),
-                            concurrency_digest: Some(core::concurrency_digest(&os.key)),
-                        };
-                        out.push(base(
-                            Kind::Route(RouteCase {
-                                width: w,
-                                ordering_key: Some(os.key.clone()),
-                                concurrency_key: None,
-                                expect,
-                            }),
-                            name(fam, &v.id, &[format!("w{w}")]),
-                        ));
-                    }
-                }
-                VCase::ConcurrencyShard(cs) => {
-                    for w in KEY_WIDTHS {
-                        let Some(shard) = cs.shards.get(usize::from(w) - 1) else {
-                            continue;
-                        };
-                        out.push(base(
-                            Kind::Route(concurrency_route(&cs.key, cs.digest, *shard, w)),
-                            name(fam, &v.id, &[format!("w{w}")]),
-                        ));
-                    }
-                }
-                VCase::ConcurrencyDigest(cd) => {
-                    for w in KEY_WIDTHS {
-                        let Some(wd) = width(w) else { continue };
-                        let shard = core::concurrency_shard(&cd.digest, wd);
-                        out.push(base(
-                            Kind::Route(concurrency_route(&cd.key, cd.digest, shard, w)),
-                            name(fam, &v.id, &[format!("w{w}")]),
-                        ));
+                VCase::RoutingPrecedence(_)
+                | VCase::OrderingShard(_)
+                | VCase::ConcurrencyShard(_)
+                | VCase::ConcurrencyDigest(_) => {
+                    // The one mapping from a vector to its route at each width.
+                    for at in expect::routes(&v.case, &KEY_WIDTHS).unwrap_or_default() {
+                        let w = format!("w{}", at.width);
+                        out.push(base(Kind::Route(at), name(fam, &v.id, &[w])));
                     }
                 }
                 VCase::UniqueKey(uk) if v.status == awa_conformance_vectors::Status::Normative => {
@@ -415,19 +354,6 @@ fn bulk_cases(single: &[Case]) -> Vec<Case> {
 
 /// The family segment of the bulk cases' names.
 pub const BULK_FAMILY: &str = "bulk";
-
-fn concurrency_route(key: &[u8], digest: [u8; DIGEST_LEN], shard: u8, w: u8) -> RouteCase {
-    RouteCase {
-        width: w,
-        ordering_key: None,
-        concurrency_key: Some(key.to_vec()),
-        expect: Route {
-            source: RouteSource::ConcurrencyKey,
-            enqueue_shard: Some(shard),
-            concurrency_digest: Some(digest),
-        },
-    }
-}
 
 #[cfg(test)]
 mod tests {

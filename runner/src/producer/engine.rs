@@ -19,7 +19,7 @@ use super::wire::{
 };
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
-use crate::contract::judge::{self, Observed, Records};
+use crate::contract::judge::{self, Observed, Records, Rejection};
 use crate::contract::sweep::{count_jobs, JobScope};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -150,18 +150,6 @@ impl std::fmt::Debug for Session {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A database refusal as the reference call saw it.
-#[derive(Debug, Clone)]
-struct DbRefusal {
-    sqlstate: String,
-    code: Option<String>,
-    message: String,
-}
-
-fn refusal_json(r: &DbRefusal) -> Json {
-    json!({"sqlstate": r.sqlstate, "code": r.code, "message": r.message})
 }
 
 impl Session {
@@ -465,7 +453,7 @@ impl Session {
         &self,
         inner: &mut Inner,
         call: &InsertJob,
-    ) -> Result<Result<Observed, DbRefusal>, CaseFailure> {
+    ) -> Result<Result<Observed, Rejection>, CaseFailure> {
         let storage = self.storage()?;
         let client = self.client(inner)?;
         let db = &self.db;
@@ -497,21 +485,10 @@ impl Session {
                     .map_err(|e| self.db_err("ROLLBACK", &e))?;
                 match observed {
                     Ok(o) => Ok(Ok(o)),
-                    Err(e) if judge::is_harness_error(&e) => {
-                        Err(self.db_err("the reference insert_job call", &e))
-                    }
-                    Err(e) => {
-                        let d = e.as_db_error();
-                        let code = d
-                            .and_then(|d| d.detail())
-                            .and_then(|t| serde_json::from_str::<Json>(t).ok())
-                            .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
-                        Ok(Err(DbRefusal {
-                            sqlstate: d.map(|d| d.code().code().to_owned()).unwrap_or_default(),
-                            code,
-                            message: d.map(|d| d.message().to_owned()).unwrap_or_default(),
-                        }))
-                    }
+                    Err(e) => match Rejection::of(&e) {
+                        Some(r) => Ok(Err(r)),
+                        None => Err(self.db_err("the reference insert_job call", &e)),
+                    },
                 }
             })
             .map_err(|e| CaseFailure::harness(e.to_string()))?
@@ -623,10 +600,12 @@ impl Session {
                     "layer: database semantics: insert_job itself refuses a valid request (in a \
                      rolled-back transaction)",
                     json!({"outcome": "accepted"}),
-                    json!({"insert_job": refusal_json(r)}),
+                    json!({"insert_job": r.to_json()}),
                 )),
                 (Outcome::Refused(kind), Err(r))
-                    if kind.refusal().admits(Some(&r.sqlstate), r.code.as_deref()) =>
+                    if kind
+                        .refusal()
+                        .admits(Some(&r.sqlstate), r.detail_code.as_deref()) =>
                 {
                     None
                 }
@@ -640,7 +619,7 @@ impl Session {
                         json!({"refused": kind.refusal().wanted()}),
                         json!({"insert_job": match r {
                             Ok(o) => o.to_json(),
-                            Err(r) => refusal_json(r),
+                            Err(r) => r.to_json(),
                         }}),
                     ))
                 }

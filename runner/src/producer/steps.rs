@@ -374,7 +374,7 @@ pub fn route_step(q: &str, r: &cases::RouteCase) -> Result<Step, CaseFailure> {
         outcome: Outcome::Stored(Box::new(expected(
             q,
             w,
-            r.expect,
+            r.route,
             r.ordering_key.as_deref(),
         )?)),
     })

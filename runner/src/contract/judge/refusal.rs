@@ -128,29 +128,39 @@ pub fn rejection<T: std::fmt::Debug>(
             json!({"outcome": "rejected"}),
             json!({"outcome": "accepted", "result": format!("{v:?}")}),
         )),
-        Err(e) => match e.as_db_error() {
-            Some(d) if !is_harness_error(&e) => {
-                let detail = d
-                    .detail()
-                    .and_then(|t| serde_json::from_str::<Json>(t).ok());
-                let detail_code = detail
-                    .as_ref()
-                    .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
-                Ok(Rejection {
-                    sqlstate: d.code().code().to_owned(),
-                    message: d.message().to_owned(),
-                    detail_code,
-                    detail,
-                    constraint: d.constraint().map(str::to_owned),
-                    hint: d.hint().map(str::to_owned),
-                })
-            }
-            _ => Err(query_fail(db, what, &e)),
-        },
+        Err(e) => Rejection::of(&e).ok_or_else(|| query_fail(db, what, &e)),
     }
 }
 
 impl Rejection {
+    /// The refusal a database error carries; `None` for an error that blames the harness
+    /// ([`is_harness_error`]: no server error, or a connection or resource SQLSTATE). The one
+    /// decoder of a refusal's fields (a DETAIL that is not JSON has no `code`).
+    #[must_use]
+    pub fn of(e: &tokio_postgres::Error) -> Option<Self> {
+        let d = e.as_db_error().filter(|_| !is_harness_error(e))?;
+        let detail = d
+            .detail()
+            .and_then(|t| serde_json::from_str::<Json>(t).ok());
+        let detail_code = detail
+            .as_ref()
+            .and_then(|j| j.get("code").and_then(Json::as_str).map(str::to_owned));
+        Some(Self {
+            sqlstate: d.code().code().to_owned(),
+            message: d.message().to_owned(),
+            detail_code,
+            detail,
+            constraint: d.constraint().map(str::to_owned),
+            hint: d.hint().map(str::to_owned),
+        })
+    }
+
+    /// The refusal as a report shows it.
+    #[must_use]
+    pub fn to_json(&self) -> Json {
+        json!({"sqlstate": self.sqlstate, "code": self.detail_code, "message": self.message})
+    }
+
     /// Check the DETAIL members besides `code` that the error table lists for this error.
     pub fn expect_detail(
         &self,

@@ -71,7 +71,7 @@ impl Session {
                                     k + 1
                                 ),
                                 json!({"outcome": "accepted"}),
-                                json!({"insert_job": refusal_json(&r)}),
+                                json!({"insert_job": r.to_json()}),
                             ))
                         }
                     };

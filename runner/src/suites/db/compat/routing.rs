@@ -8,6 +8,7 @@ use awa_conformance_vectors::{Case as VCase, VectorSet};
 use serde_json::json;
 
 use super::{call, case, compat_insert, prepare_insert, storage, stored};
+use crate::contract::expect::{self, RouteAt};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, setup_fail, Case};
@@ -16,8 +17,8 @@ use crate::suites::db::request::{set_widths, unique_name, width_queue};
 /// The width of every physical queue of the partition cases.
 const PARTITION_WIDTH: u8 = 8;
 
-/// (vector id, key, expected shard at each width 1..=64).
-type Keys = Vec<(String, Vec<u8>, Vec<u8>)>;
+/// (vector id, key, the route it expects at each width 1..=64: the one expectation's).
+type Keys = Vec<(String, Vec<u8>, Vec<RouteAt>)>;
 
 /// One case per width 1..=64, each inserting every ordering_shard vector's key.
 pub(super) fn ordering_cases(vectors: &VectorSet) -> Vec<Case> {
@@ -25,7 +26,11 @@ pub(super) fn ordering_cases(vectors: &VectorSet) -> Vec<Case> {
         vectors
             .iter()
             .filter_map(|(_, v)| match &v.case {
-                VCase::OrderingShard(c) => Some((v.id.clone(), c.key.clone(), c.shards.clone())),
+                VCase::OrderingShard(c) => Some((
+                    v.id.clone(),
+                    c.key.clone(),
+                    expect::routes(&v.case, &expect::every_width())?,
+                )),
                 _ => None,
             })
             .collect(),
@@ -65,10 +70,14 @@ fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, Cas
         }
         let rows = stored(client, db, &q, &ids, std::slice::from_ref(&queue)).await?;
         let mut wrong = Vec::new();
-        for ((id, key, shards), job) in keys.iter().zip(&ids) {
-            let want = shards.get(usize::from(width) - 1).copied().ok_or_else(|| {
-                CaseFailure::harness(format!("{id} has no shard at width {width}"))
-            })?;
+        for ((id, key, routes), job) in keys.iter().zip(&ids) {
+            let want = routes
+                .iter()
+                .find(|r| r.width == width)
+                .and_then(|r| r.route.enqueue_shard)
+                .ok_or_else(|| {
+                    CaseFailure::harness(format!("{id} has no shard at width {width}"))
+                })?;
             let got = rows.get(job);
             let ok = got.is_some_and(|s| {
                 s.place == "ready" && s.enqueue_shard == Some(i16::from(want)) && s.queue == queue

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use awa_conformance_runner::contract::target;
+use awa_conformance_runner::contract::open;
 use awa_conformance_runner::error::Error;
 use awa_conformance_runner::expected::ExpectedFailures;
 use awa_conformance_runner::outcome::{RunContext, PROVENANCE_DATABASE};
@@ -117,7 +117,7 @@ fn check_dsn(
         format!("dsn ({})", dsn.source().as_str()),
     );
     let schema = awa_conformance_runner::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-    let db = target::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None, true)?;
+    let db = open::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None, true)?;
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),
     })?;

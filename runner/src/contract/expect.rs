@@ -14,7 +14,7 @@ use awa_conformance_core::{self as core, Route, RouteSource, Width, DIGEST_LEN};
 use awa_conformance_vectors::Case as VCase;
 use serde_json::{json, Value as Json};
 
-use super::judge::h;
+use super::call::h;
 
 /// The digest a job with an ordering key (and no concurrency key) stores: the §6 digest of
 /// the ordering key (ADR 0001 D3). The one place it is derived.

@@ -2,13 +2,12 @@
 //! caller, for the least-privilege suite and for a producer's DSN (ADR 0049). Its password is
 //! random per run and never printed.
 
-use std::sync::Arc;
-
 use awa_conformance_core::MAX_WIDTH;
 use tokio_postgres::Client;
 
 use super::sweep::run_id;
-use super::target::DbSetup;
+pub use super::target::Producer;
+use super::target::{DbSetup, RunLogin};
 use crate::outcome::CaseFailure;
 use crate::pg::{quote_ident, Pg, PgError};
 
@@ -30,18 +29,6 @@ pub fn role_name(db: &DbSetup) -> String {
 /// The base name of the queues whose widths are committed for the login role.
 pub fn queue_base(db: &DbSetup) -> String {
     format!("{}_priv", db.prefix())
-}
-
-/// The shared login-role connection door, created once per run.
-#[derive(Debug, Clone)]
-pub enum Producer {
-    /// Logged in as the temporary role (a pool of its own), and its password (for a
-    /// producer's DSN, ADR 0049; never printed).
-    Ready(Arc<Pg>, Arc<str>),
-    /// The role cannot be created or cannot log in here (not applicable, with the reason).
-    NotApplicable(String),
-    /// The setup itself failed (harness error).
-    Broken(String),
 }
 
 /// Setup as the runner's role; `Ok(Err(reason))` = not applicable.
@@ -148,4 +135,42 @@ pub fn producer(db: &DbSetup) -> Producer {
     };
     *slot = Some(made.clone());
     made
+}
+
+impl DbSetup {
+    /// Remove everything this run committed (rows of run-scoped queues, their claims, the
+    /// temporary role). Idempotent; the committing suites already do this themselves.
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub fn cleanup(&self) -> Result<(), PgError> {
+        // Close the login role's sessions before its role is dropped.
+        if let Ok(mut slot) = self.producer.lock() {
+            drop(slot.take());
+        }
+        self.pg.block_on(super::sweep::sweep(
+            self,
+            &self.prefix(),
+            &[],
+            Some(&role_name(self)),
+        ))?
+    }
+
+    /// The run's temporary login role (`awa_conformance_<run>_login`, a member of the producer
+    /// role only; created by the first caller), its password (for a producer's environment
+    /// only: never print it) and the door's connection string that logs in as it. `Err` says
+    /// why there is none here (no CREATEROLE, no producer role, pg_hba.conf).
+    ///
+    /// # Errors
+    /// The reason, as the least-privilege suite reports it.
+    pub fn run_login(&self) -> Result<RunLogin, String> {
+        match producer(self) {
+            Producer::Ready(pg, password) => Ok(RunLogin {
+                role: role_name(self),
+                password: password.to_string(),
+                conninfo: pg.dsn().conninfo(),
+            }),
+            Producer::NotApplicable(why) | Producer::Broken(why) => Err(why),
+        }
+    }
 }

@@ -1,17 +1,20 @@
 //! The contract layer: what a vector means at the database and whether an answer is right,
-//! decided once, below every engine.
+//! decided once, below every engine (ADR 0051).
 //!
-//! Ordered bottom-up; a module uses only those above it in this list, and nothing in here
+//! Ordered bottom-up; a module uses only those before it in this list, and nothing in here
 //! uses the engines (`suites`, `producer`, `fuzz`, `adapter`) or the command line:
 //!
-//! 1. the database under test: [`target`] (the checked session, [`target::preflight`]),
-//!    [`environment`], [`preflight`] (the catalog checks every case depends on),
-//!    [`released`] (released-Awa detection), [`levels`] (capabilities and conformance
-//!    levels), [`login`] (the run's login role), [`sweep`] (what a run committed);
-//! 2. [`call`]: one builder, binder and decoder for every contract function the kit calls;
+//! 1. the database under test: [`released`] (released-Awa detection), [`environment`] (can
+//!    the database host a run), [`target`] (the checked session [`target::DbSetup`]),
+//!    [`sweep`] (what a run committed, and the job rows a check left), [`login`] (the run's
+//!    login role), [`preflight`] (the catalog checks every case depends on), [`levels`]
+//!    (capabilities and conformance levels), and [`open`], the one way to get a checked
+//!    session ([`open::preflight`]);
+//! 2. [`call`]: one builder, binder and decoder for every contract function the kit calls,
+//!    and the decoded job the judge compares ([`call::Observed`]);
 //! 3. [`expect`]: the one mapping from a vector (and width) to what the stored job must be;
-//! 4. [`judge`]: the one comparison, with layers, near misses, refusals and the
-//!    harness-error rule.
+//! 4. [`judge`]: the one comparison, with layers, near misses, the row count, refusals and
+//!    the harness-error rule.
 //!
 //! A check is a request ([`call`]) plus an expectation ([`expect`]), and [`judge`] decides.
 
@@ -21,6 +24,7 @@ pub mod expect;
 pub mod judge;
 pub mod levels;
 pub mod login;
+pub mod open;
 pub mod preflight;
 pub mod released;
 pub mod sweep;

@@ -5,8 +5,6 @@
 
 use tokio_postgres::Client;
 
-use super::target::DbSetup;
-use crate::outcome::CaseFailure;
 use crate::pg::quote_ident;
 
 /// Released Awa as preflight found it.
@@ -95,29 +93,4 @@ pub async fn detect(
         schema_version: row.get::<_, Option<i32>>(0).unwrap_or(0),
         storage_schema: row.get(1),
     }))
-}
-
-/// The released setup of a compat case (the trials are built only for released Awa).
-pub fn released(db: &DbSetup) -> Result<&Released, CaseFailure> {
-    db.compat.as_ref().ok_or_else(|| {
-        CaseFailure::harness("a compat case ran on a database that is not released Awa")
-    })
-}
-
-/// The quoted queue-storage schema, or the reason the case does not apply.
-pub fn storage(db: &DbSetup) -> Result<Result<String, String>, CaseFailure> {
-    let rel = released(db)?;
-    Ok(rel
-        .storage_schema
-        .as_deref()
-        .map(quote_ident)
-        .ok_or_else(|| {
-            format!(
-            "the storage engine is canonical, which keeps no enqueue shard and no claim table: \
-             activate queue storage (a fresh 0.6.x worker does: SELECT \
-             {}.storage_auto_finalize_if_fresh('{}')) and rerun",
-            db.schema.quoted(),
-            db.schema
-        )
-        }))
 }

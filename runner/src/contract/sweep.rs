@@ -435,6 +435,48 @@ async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, 
         .collect())
 }
 
+impl DbSetup {
+    /// Remove the committed rows of queues named `scope…` (and the claims of their jobs) on
+    /// `client`: what one producer case created ([`crate::producer`]).
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub async fn sweep_scope_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+    ) -> Result<(), PgError> {
+        sweep_on(client, self, scope, &[], ByLogin::default(), None).await
+    }
+
+    /// [`Self::sweep_scope_on`], and the rows `by_login` finds wherever they landed (ADR
+    /// 0049): what a producer case wrote outside its queues.
+    ///
+    /// # Errors
+    /// [`PgError`] when the sweep could not run.
+    pub async fn sweep_case_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+        by_login: ByLogin<'_>,
+    ) -> Result<(), PgError> {
+        sweep_on(client, self, scope, &[], by_login, None).await
+    }
+
+    /// How many committed rows of the schema's tables have a queue named `scope…` (a rejected
+    /// bulk batch must leave none), on `client`.
+    ///
+    /// # Errors
+    /// [`PgError`] when the count could not run.
+    pub async fn count_scope_rows_on(
+        &self,
+        client: &tokio_postgres::Client,
+        scope: &str,
+    ) -> Result<i64, PgError> {
+        count_scope_rows(client, self, scope).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

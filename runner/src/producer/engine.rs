@@ -82,7 +82,7 @@ impl Target {
     fn of(db: &DbSetup) -> Self {
         match &db.compat {
             None => Self::Contract,
-            Some(_) => match crate::contract::released::storage(db) {
+            Some(_) => match db.storage() {
                 Ok(Ok(storage)) => Self::Released { storage },
                 Ok(Err(why)) | Err(crate::outcome::CaseFailure { message: why, .. }) => {
                     Self::Unreadable(why)

@@ -249,7 +249,7 @@ pub fn connect(
     let pg = crate::pg::Pg::new(dsn)?;
     let ctx = RunContext::new(ExpectedFailures::default());
     let schema = crate::pg::SchemaName::new(schema).map_err(crate::error::Error::Usage)?;
-    Ok(crate::contract::target::preflight(
+    Ok(crate::contract::open::preflight(
         &ctx,
         pg,
         &schema,

@@ -111,7 +111,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
     };
     // Ctrl-C is handled by the run (crate::interrupt): it cleans up, then drops the cluster.
     let pg = Pg::new(dsn)?;
-    let setup = db::preflight(
+    let setup = crate::contract::open::preflight(
         ctx,
         pg,
         &args.db.names.schema,

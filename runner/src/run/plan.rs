@@ -53,7 +53,7 @@ pub(super) fn plan(args: &RunArgs) -> Result<Planned, Error> {
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     check_usage(args)?;
     // A report that cannot be written is a usage error now, not a lost run later.
-    super::report::targets(args).check()?;
+    targets(args).check()?;
     let expected = match &args.expected_failures {
         Some(path) => ExpectedFailures::load(path)?,
         None => ExpectedFailures::default(),
@@ -238,4 +238,23 @@ fn list(lt: &libtest_mimic::Arguments, trials: &[Trial]) -> Result<(), Error> {
         });
     }
     crate::console::print(&text, "cannot write the list to")
+}
+
+/// The files a run writes, checked up front ([`Targets::check`], from the plan) and then
+/// written by `report::finish`.
+pub(super) fn targets(args: &RunArgs) -> crate::report::Targets<'_> {
+    let mut others = Vec::new();
+    if let Some(path) = &args.write_baseline {
+        others.push(("--write-baseline", path.as_path()));
+    }
+    if let Some(path) = &args.libtest.logfile {
+        others.push(("--logfile", std::path::Path::new(path.as_str())));
+    }
+    crate::report::Targets {
+        json: args.report_json.as_deref(),
+        junit: args.junit.as_deref(),
+        markdown: args.markdown.as_deref(),
+        names: crate::report::CLI_OPTIONS,
+        others,
+    }
 }

@@ -13,7 +13,7 @@ use crate::outcome::{
     PROVENANCE_SERVER_VERSION,
 };
 use crate::report::{
-    baseline, redact::redact_secrets, Provenance, Report, Summary, Targets, Verdict, NOT_AVAILABLE,
+    baseline, redact::redact_secrets, Provenance, Report, Summary, Verdict, NOT_AVAILABLE,
 };
 
 use super::execute::Ran;
@@ -88,7 +88,7 @@ pub(super) fn finish(
             }
         }
     }
-    unwritten.extend(report.write_all(&targets(args)));
+    unwritten.extend(report.write_all(&super::plan::targets(args)));
     for failed in &unwritten {
         report_error(&failed.to_string());
     }
@@ -105,25 +105,6 @@ pub(super) fn finish(
             Ok(report.exit_code)
         }
         None => Ok(report.exit_code),
-    }
-}
-
-/// The files a run writes, checked up front ([`Targets::check`], from the plan) and then
-/// written by [`finish`].
-pub(super) fn targets(args: &RunArgs) -> Targets<'_> {
-    let mut others = Vec::new();
-    if let Some(path) = &args.write_baseline {
-        others.push(("--write-baseline", path.as_path()));
-    }
-    if let Some(path) = &args.libtest.logfile {
-        others.push(("--logfile", std::path::Path::new(path.as_str())));
-    }
-    Targets {
-        json: args.report_json.as_deref(),
-        junit: args.junit.as_deref(),
-        markdown: args.markdown.as_deref(),
-        names: crate::report::CLI_OPTIONS,
-        others,
     }
 }
 

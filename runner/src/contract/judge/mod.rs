@@ -73,57 +73,7 @@ impl Layer {
     }
 }
 
-/// A job as stored (`job_routing`) or as `insert_job` returned it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Observed {
-    /// `job_id`.
-    pub job_id: Option<i64>,
-    /// The queue.
-    pub queue: Option<String>,
-    /// The initial state.
-    pub state: Option<String>,
-    /// The priority.
-    pub priority: Option<i16>,
-    /// The enqueue shard.
-    pub enqueue_shard: Option<i16>,
-    /// The route source.
-    pub route_source: Option<String>,
-    /// The concurrency digest.
-    pub concurrency_digest: Option<Vec<u8>>,
-    /// The ordering key's digest (stored only; `None` in `insert_job`'s result).
-    pub ordering_key_digest: Option<Vec<u8>>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as bit text (stored only).
-    pub unique_states: Option<String>,
-}
-
-/// Lowercase hex of optional bytes, or JSON null.
-#[must_use]
-pub fn h(b: Option<&[u8]>) -> Json {
-    b.map_or(Json::Null, |b| {
-        Json::String(awa_conformance_vectors::to_hex(b))
-    })
-}
-
-impl Observed {
-    /// The JSON shown in reports.
-    #[must_use]
-    pub fn to_json(&self) -> Json {
-        json!({
-            "job_id": self.job_id,
-            "queue": self.queue,
-            "state": self.state,
-            "priority": self.priority,
-            "enqueue_shard": self.enqueue_shard,
-            "route_source": self.route_source,
-            "concurrency_digest_hex": h(self.concurrency_digest.as_deref()),
-            "ordering_key_digest_hex": h(self.ordering_key_digest.as_deref()),
-            "unique_key_hex": h(self.unique_key.as_deref()),
-            "unique_states": self.unique_states,
-        })
-    }
-}
+pub use super::call::{h, Observed};
 
 /// What the checked database records of a job, so the judge compares only what it can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! 1. Resolve a DSN with [`crate::pg::Dsn::resolve`] (or start [`crate::embedded`] and install
 //!    the reference schema with [`crate::schema_install`]), then build the door with
 //!    [`crate::pg::Pg::new`].
-//! 2. Call [`crate::contract::target::preflight`]: it connects and checks the catalog.
+//! 2. Call [`crate::contract::open::preflight`]: it connects and checks the catalog.
 //! 3. Call [`trials`] with `Some(setup)` (or `None` with a reason when there is no database:
 //!    every case is then listed as ignored, never passed) and run them with libtest-mimic.
 //! 4. Call [`DbSetup::cleanup`] after the run (sweeps anything the committing suites left

@@ -33,7 +33,7 @@ use tokio_postgres::Client;
 
 use super::case::{query_fail, Case};
 use crate::contract::call::{compat_insert, compat_insert_sql, CompatCall, CompatReturned};
-use crate::contract::released::storage;
+
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 

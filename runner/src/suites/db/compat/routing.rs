@@ -7,7 +7,7 @@ use awa_conformance_core::{ordering_shard, physical_queue_name, Width, MAX_WIDTH
 use awa_conformance_vectors::{Case as VCase, VectorSet};
 use serde_json::json;
 
-use super::{call, case, compat_insert, prepare_insert, storage, stored};
+use super::{call, case, compat_insert, prepare_insert, stored};
 use crate::contract::expect::{self, RouteAt};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -46,7 +46,7 @@ pub(super) fn ordering_cases(vectors: &VectorSet) -> Vec<Case> {
 }
 
 fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, CaseFailure> {
-    let q = match storage(db)? {
+    let q = match db.storage()? {
         Ok(q) => q,
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };
@@ -133,7 +133,7 @@ pub(super) fn partition_cases(vectors: &VectorSet) -> Vec<Case> {
 }
 
 fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdict, CaseFailure> {
-    let q = match storage(db)? {
+    let q = match db.storage()? {
         Ok(q) => q,
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };

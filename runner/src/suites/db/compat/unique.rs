@@ -7,9 +7,7 @@ use awa_conformance_core::{unique_states_bits, DEFAULT_UNIQUE_STATES};
 use awa_conformance_vectors::{Case as VCase, VectorSet};
 use serde_json::json;
 
-use super::{
-    attempt, call, case, claims, compat_insert, prepare_insert, storage, stored, CompatReturned,
-};
+use super::{attempt, call, case, claims, compat_insert, prepare_insert, stored, CompatReturned};
 use crate::contract::judge::rejection;
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -39,7 +37,7 @@ pub(super) fn unique_key_cases(vectors: &VectorSet) -> Vec<Case> {
 }
 
 fn unique_key_case(db: &Arc<DbSetup>, key: &[u8]) -> Result<Verdict, CaseFailure> {
-    let q = match storage(db)? {
+    let q = match db.storage()? {
         Ok(q) => q,
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };
@@ -103,7 +101,7 @@ pub(super) fn unique_states_cases(vectors: &VectorSet) -> Vec<Case> {
 /// with 23505 on `idx_awa_jobs_unique` exactly when the vector lists A's state; A's states are
 /// stored as given and A holds the claim exactly then.
 fn mask_case(db: &Arc<DbSetup>, bits: &str, states: &[String]) -> Result<Verdict, CaseFailure> {
-    let q = match storage(db)? {
+    let q = match db.storage()? {
         Ok(q) => q,
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };

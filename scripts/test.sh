@@ -97,15 +97,16 @@ schema_sql_tests() {
 }
 
 # The Go example adapter (written from docs/contract.md alone) passes its declared families,
-# and a deliberately broken build of it fails the run with exit 1.
+# and a deliberately broken copy of it (tests/mutants/adapter-go/off_by_one_shard.patch) fails
+# the run with exit 1.
 go_adapter() {
-    local dir rc=0 broken=0
+    local dir rc=0 broken=0 mutant
     dir="$(mktemp -d)"
     (cd "$ROOT/examples/adapters/go" && test -z "$(gofmt -l .)" && go vet ./... && go test ./... &&
         go build -o "$dir/adapter" .) || return 1
     "$RUNNER" --no-embedded --adapter "$dir/adapter" adapter:: -q || rc=$?
-    AWA_ADAPTER_BREAK=concurrency_shard "$RUNNER" --no-embedded --adapter "$dir/adapter" \
-        adapter::concurrency_shard:: -q >/dev/null 2>&1 || broken=$?
+    mutant="$("$PY" "$ROOT/tests/mutants/materialise.py" adapter-go off_by_one_shard)" || return 1
+    "$RUNNER" --no-embedded --adapter "$mutant" adapter::concurrency_shard:: -q >/dev/null 2>&1 || broken=$?
     if [ "$broken" -ne 1 ]; then
         echo "go_adapter: a deliberately broken adapter exited $broken, not 1" >&2
         rc=1
@@ -124,8 +125,8 @@ python_bindings() {
 }
 
 # The Python example adapter implements all nine families itself (own canonical JSON, blake3 from
-# PyPI, no kit import): every vector of every family passes, and a deliberately broken
-# canonical_json answer fails the run with exit 1.
+# PyPI, no kit import): every vector of every family passes, and a deliberately broken copy
+# (tests/mutants/adapter-python/separators.patch) fails adapter::canonical_json with exit 1.
 python_adapter() {
     local cmd="$PY $ROOT/examples/adapters/python/adapter.py" rc=0 broken=0
     "$RUNNER" --no-embedded --adapter "$cmd" adapter:: -q --report-json "$REPORTS/adapter.json" || rc=$?
@@ -144,7 +145,7 @@ families.pop("coverage")
 if len(families) != 9 or wrong:
     sys.exit(f"python_adapter: expected all nine families passed, got {sorted(families)}; not passed: {wrong}")
 PYEOF
-    AWA_ADAPTER_BREAK=canonical_json "$RUNNER" --no-embedded --adapter "$cmd" \
+    "$RUNNER" --no-embedded --adapter "$PY $ROOT/tests/mutants/materialise.py --exec adapter-python separators" \
         adapter::canonical_json:: -q >/dev/null 2>&1 || broken=$?
     if [ "$broken" -ne 1 ]; then
         echo "python_adapter: a deliberately broken adapter exited $broken, not 1" >&2
@@ -216,10 +217,11 @@ example_producers() {
 
 # The Python example producer: its own protocol tests (stored jobs judged from the vector
 # files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
-# of runner_dsn): every producer:: case passes (at least 100), and four deliberate mistakes
-# (AWA_PRODUCER_BREAK) each fail their family with exit 1.
+# of runner_dsn): every producer:: case passes (at least 100), and four deliberately broken
+# copies (tests/mutants/python/<mistake>.patch, made by tests/mutants/materialise.py) each fail
+# their family with exit 1.
 python_producer() {
-    local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family
+    local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family broken
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests" || rc=1
     "${run[@]}" --report-json "$REPORTS/producer.json" producer:: || rc=1
@@ -232,11 +234,13 @@ bad = [(c["name"], c["status"]) for c in cases if c["status"] != "passed"
 if len(cases) < 100 or bad:
     sys.exit(f"python_producer: {len(cases)} producer cases (need >= 100), not passed: {bad[:10]}")
 PYEOF
-    for mistake in no_ordering_key:routing_precedence no_concurrency_key:concurrency_shard json_dumps:unique_key bit8:refusal; do
+    for mistake in drop_ordering_key:routing_precedence drop_concurrency_key:concurrency_shard json_dumps:unique_key bit8_cast:refusal; do
         family="${mistake#*:}" mistake="${mistake%%:*}" code=0
-        AWA_PRODUCER_BREAK="$mistake" AWA_PRODUCER_CLIENT_CHECKS=0 "${run[@]}" "producer::$family::" >/dev/null 2>&1 || code=$?
+        broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python "$mistake")" || { rc=1; continue; }
+        "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$broken" -q \
+            "producer::$family::" >/dev/null 2>&1 || code=$?
         if [ "$code" -ne 1 ]; then
-            echo "python_producer: AWA_PRODUCER_BREAK=$mistake exited $code on producer::$family::, not 1" >&2
+            echo "python_producer: mutant $mistake exited $code on producer::$family::, not 1" >&2
             rc=1
         fi
     done
@@ -290,6 +294,7 @@ step "python example adapter"    python_adapter
 step "fuzz (seeded, short)"      fuzz_smoke
 step "python example producer"  python_producer
 step "examples use no kit"       pytest_suite -q tests/examples
+step "mutant patches apply"      pytest_suite -q tests/mutants
 step "reports read by consumers" reports_consumers
 step "example producers"        example_producers
 step "documented examples"       doc_examples

@@ -1,6 +1,7 @@
-"""One engine: the runner with `--producer examples/producers/python/run` and check_producer with a
-callable wrapping the same example producer code give the same result for every case and the same
-verdict, on the same (deliberately wrong) producer and the same expected-failures file."""
+"""One engine: the runner with `--producer <copy of examples/producers/python>/run` and check_producer
+with a callable wrapping the same producer code give the same result for every case and the same
+verdict, on the same deliberately wrong producer (the example with tests/mutants/python/json_dumps.patch
+applied) and the same expected-failures file."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ import awa_conformance as ac
 from awa_conformance.producer import trial_names
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "producers" / "python"
 SCRIPT = Path(sys.executable).with_name("awa-conformance")
-# The example's own deliberate mistake: args hashed as json.dumps(sort_keys=True) output.
+# A deliberate mistake of the example producer, args hashed as json.dumps(sort_keys=True)
+# output: tests/mutants/python/json_dumps.patch, applied to a copy (the example has no switch).
 MISTAKE = "json_dumps"
+sys.path.insert(0, str(ROOT / "tests" / "mutants"))
+import materialise  # noqa: E402  (tests/mutants/materialise.py)
+
+EXAMPLE = materialise.materialise("python", MISTAKE)
 # A unique_key case the mistake breaks (args {"id": 42, "to": …}: json.dumps adds spaces) and a
 # routing case it cannot touch: listed, they become expected_failure and unexpected_pass.
 BROKEN_CASE = "producer::unique_key::uk-4c8108e99174"
@@ -31,7 +36,6 @@ def example_module() -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.BREAK = MISTAKE
     return module
 
 
@@ -71,7 +75,7 @@ def test_runner_and_check_producer_agree(database, tmp_path):
     ]}), encoding="utf-8")
 
     runner_json = tmp_path / "runner.json"
-    env = dict(os.environ, AWA_PRODUCER_BREAK=MISTAKE, AWA_PRODUCER_PYTHON=sys.executable)
+    env = dict(os.environ, AWA_PRODUCER_PYTHON=sys.executable)
     proc = subprocess.run(
         [str(SCRIPT), "--dsn", database["dsn"], "--schema", database["schema"],
          "--producer-role", database["schema"] + "_producer", "--producer", str(EXAMPLE / "run"),

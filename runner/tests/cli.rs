@@ -891,6 +891,16 @@ fn reference_adapter() -> String {
     format!("python3 {}", script.display())
 }
 
+/// The reference Python adapter with one deliberate mistake: a patched copy made by
+/// tests/mutants/materialise.py (the example itself has no mistake switch).
+fn mutant_adapter(mutant: &str) -> String {
+    let helper = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mutants/materialise.py");
+    format!(
+        "python3 {} --exec adapter-python {mutant}",
+        helper.display()
+    )
+}
+
 #[test]
 fn adapter_cases_pass_for_the_reference_adapter() {
     let cmd = reference_adapter();
@@ -913,10 +923,9 @@ fn adapter_cases_pass_for_the_reference_adapter() {
 
 #[test]
 fn a_wrong_adapter_fails_exactly_its_family() {
-    let cmd = reference_adapter();
+    let cmd = mutant_adapter("off_by_one_shard");
     let out = bin()
         .args(["--no-embedded", "--adapter", &cmd, "adapter::", "-q"])
-        .env("AWA_ADAPTER_BREAK", "concurrency_shard")
         .output()
         .unwrap();
     assert_eq!(code(&out), 1, "stderr: {}", stderr(&out));

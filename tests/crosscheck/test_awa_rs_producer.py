@@ -4,7 +4,7 @@ The program is built (`run --build`, cargo, bounded) and started as the runner s
 (`sh -c CMD`, JSON lines on stdin and stdout, AWA_CONFORMANCE_DSN in the environment) against the
 database the released CLI migrated (conftest.py); each answer is checked against what released
 Awa stored. The divergences the crate has are asserted as such (README.md of the example lists
-them). A deliberately wrong build (AWA_EXAMPLE_MUTANT) must be caught. Kinds and queues are this
+them). A deliberately wrong build (a copy with tests/mutants/awa-rs/<mutant>.patch applied) must be caught. Kinds and queues are this
 file's own (`xc.rs*`, `xc_rs*`).
 """
 
@@ -16,12 +16,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import jsonschema
 import pytest
 from conftest import REPO, RELEASES, VECTORS_ROOT, Released
 from xcheck_values import load_family
+
+sys.path.insert(0, str(REPO / "tests" / "mutants"))
+import materialise  # noqa: E402  (tests/mutants/materialise.py)
 
 PROJECT = REPO / "examples" / "producers" / "awa-rs"
 PRODUCER = PROJECT / "run"
@@ -70,9 +75,9 @@ def built() -> None:
 class Session:
     """One producer process: hello read, requests answered one at a time."""
 
-    def __init__(self, url: str, **env: str) -> None:
+    def __init__(self, url: str, producer: Path = PRODUCER, **env: str) -> None:
         full = {**os.environ, "AWA_CONFORMANCE_DSN": url, "AWA_CONFORMANCE_SCHEMA": "awa", **env}
-        self.proc = subprocess.Popen(["sh", "-c", str(PRODUCER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(["sh", "-c", str(producer)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, env=full)
         self.seq = 0
         self.job_ids: list[int] = []
@@ -114,14 +119,14 @@ class Session:
 
 @pytest.fixture
 def start(built: None, released: Released) -> Iterator[Callable[..., Session]]:
-    """Start producers (env overrides as keywords); each must exit 0 on stop. Afterwards every
+    """Start producers (`producer`: another run script; env overrides as keywords); each must exit 0 on stop. Afterwards every
     job they created is deleted, with this file's queues and widths: the database is shared with
     the other cross-check files, and a job stored with a vector's key (or with args the SDKs
     cannot decode back, A8) would be found by their lookups by key."""
     sessions: list[Session] = []
 
-    def _start(**env: str) -> Session:
-        s = Session(released.url, **env)
+    def _start(producer: Path = PRODUCER, **env: str) -> Session:
+        s = Session(released.url, producer, **env)
         sessions.append(s)
         return s
 
@@ -381,13 +386,13 @@ def test_divergence_queue_names_over_59_bytes_refused(session: Session) -> None:
     assert answer["refused"]["sqlstate"] == "22023", answer
 
 
-@pytest.mark.parametrize("mutant", ["unique_inputs", "ordering_key", "partition"])
+@pytest.mark.parametrize("mutant", ["unique_by_queue_inverted", "drop_ordering_key", "drop_partition"])
 def test_a_mutant_is_caught(mutant: str, start: Callable[..., Session], released: Released) -> None:
-    """The same checks fail on a deliberately wrong build (AWA_EXAMPLE_MUTANT)."""
-    s = start(AWA_EXAMPLE_MUTANT=mutant)
-    if mutant == "ordering_key":
+    """The same checks fail on a deliberately wrong build (tests/mutants/awa-rs/<mutant>.patch)."""
+    s = start(producer=materialise.materialise("awa-rs", mutant, build=True) / "run")
+    if mutant == "drop_ordering_key":
         assert shard_mismatches(s, released, "mut") != []
-    elif mutant == "partition":
+    elif mutant == "drop_partition":
         assert partition_mismatches(s, released) != []
     else:
         outcomes = unique_key_outcomes(s, released)

@@ -5,7 +5,7 @@ case released Awa can answer through each enqueue path of the released Python SD
 Rust crate (awa-model, built by the step before), judged against `insert_job_compat` and the
 vectors; each path's expected-failures file lists its divergences, each with its reason (an
 expected failure that passes fails the run). Each deliberate mistake of the awa-pg wrapper
-(AWA_PG_MUTANT) fails the run, and no run leaves a row, a relation or a role behind.
+(a copy with tests/mutants/awa-pg/<mutant>.patch applied) fails the run, and no run leaves a row, a relation or a role behind.
 The runner is AWA_CONFORMANCE_BIN (default target/release/awa-conformance).
 """
 
@@ -22,6 +22,9 @@ import psycopg
 import pytest
 from conftest import REPO, Released
 
+sys.path.insert(0, str(REPO / "tests" / "mutants"))
+import materialise  # noqa: E402  (tests/mutants/materialise.py)
+
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", REPO / "target" / "release" / "awa-conformance"))
 AWA_PG = REPO / "examples" / "producers" / "awa-pg"
 AWA_RS = REPO / "examples" / "producers" / "awa-rs"
@@ -37,8 +40,8 @@ PATHS = (
 MUTANTS = {
     "drop_ordering_key": "ordering_shard",
     "unique_ignores_queue": "unique_key",
-    "partition_count_off": "partition",
-    "priority_dropped": "partition",
+    "off_by_one_partition_count": "partition",
+    "drop_priority": "partition",
 }
 
 # Every relation, role and per-table row count of the database: a run must leave all of it.
@@ -66,8 +69,10 @@ def run_producer(released: Released, tmp_path: Path, path: str, expected: Path |
     if not RUNNER.is_file():
         pytest.fail(f"{RUNNER} is missing: cargo build --release -p awa-conformance", pytrace=False)
     report = tmp_path / f"{path}-{mutant or 'clean'}.json"
-    env = {**os.environ, path_var: path, "AWA_PG_MUTANT": mutant, "NO_COLOR": "1"}
-    command = f"{sys.executable} {example / 'run'}" if example == AWA_PG else str(example / "run")
+    env = {**os.environ, path_var: path, "NO_COLOR": "1"}
+    if mutant:
+        example = materialise.materialise("awa-pg" if example == AWA_PG else "awa-rs", mutant, build=True)
+    command = f"{sys.executable} {example / 'run'}" if example.name == "awa-pg" else str(example / "run")
     argv = [str(RUNNER), "--dsn", released.url, "--producer", command,
             "--report-json", str(report), "-q", only]
     if expected is not None:

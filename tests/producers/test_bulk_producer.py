@@ -1,9 +1,9 @@
 """Runs the bulk example producer (examples/producers/go/bulk) and its mutants through the runner.
 
 The correct producer must pass at least 100 `producer::` cases with nothing failed or errored,
-the `producer::bulk::*` batches among them. Each mutant (AWA_EXAMPLE_MUTANT, table in
-examples/producers/go/README.md) must make the run fail (exit 1) in the cases that check
-what it breaks: off_by_one_shard (a client shard one too high, rejected by publish_batch) in
+the `producer::bulk::*` batches among them. Each mutant (a copy of examples/producers/go with
+tests/mutants/go/<mutant>.patch applied; table in tests/mutants/README.md) must make the run
+fail (exit 1) in the cases that check what it breaks: off_by_one_shard (a client shard one too high, rejected by publish_batch) in
 the routing families and the bulk batches, the others in producer::bulk::unique_conflict.
 
 Needs DATABASE_URL (a superuser DSN: the schema is installed into its own schema and removed
@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "mutants"))
+import materialise  # noqa: E402  (tests/mutants/materialise.py)
+
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
 RUN = ROOT / "examples" / "producers" / "go" / "bulk" / "run"
 SCHEMA = "awa_bulk_producer"
@@ -57,14 +62,14 @@ def dsn() -> str:
 
 def run_producer(dsn: str, tmp_path: Path, mutant: str | None = None) -> tuple[int, list[dict], str]:
     report = tmp_path / f"bulk-{mutant or 'correct'}.json"
-    env = dict(os.environ)
-    env.pop("AWA_EXAMPLE_MUTANT", None)
+    producer = "examples/producers/go/bulk/run"
     if mutant:
-        env["AWA_EXAMPLE_MUTANT"] = mutant
+        # The go example's copy with the patch, built (both commands); its bulk/run starts it.
+        producer = shlex.quote(str(materialise.materialise("go", mutant, build=True) / "bulk" / "run"))
     cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
-           "--producer", "examples/producers/go/bulk/run", "--report-json", str(report),
+           "--producer", producer, "--report-json", str(report),
            "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
     return done.returncode, cases, done.stdout[-3000:] + done.stderr[-3000:]
 
@@ -87,7 +92,7 @@ def test_bulk_producer_is_green(dsn: str, tmp_path: Path) -> None:
 def test_off_by_one_shard_is_caught(dsn: str, tmp_path: Path) -> None:
     rc, cases, log = run_producer(dsn, tmp_path, "off_by_one_shard")
     killed = {family(c) for c in cases if c["status"] == "failed"}
-    assert rc == 1, f"AWA_EXAMPLE_MUTANT=off_by_one_shard: exit {rc}\n{log}"
+    assert rc == 1, f"mutant off_by_one_shard: exit {rc}\n{log}"
     # A keyed row is rejected wherever it is staged: as a batch of one and in the bulk batches.
     assert {"routing_precedence", "ordering_shard", "bulk"} <= killed, f"failed families: {sorted(killed)}\n{log}"
     # Rotor-only rows stage no shard: the mutant cannot touch them (the check is not blanket).
@@ -95,20 +100,20 @@ def test_off_by_one_shard_is_caught(dsn: str, tmp_path: Path) -> None:
     assert "producer::bulk::unique_conflict" in passed, f"{sorted(killed)}\n{log}"
 
 
-def test_no_concurrency_key_is_caught(dsn: str, tmp_path: Path) -> None:
-    rc, cases, log = run_producer(dsn, tmp_path, "no_concurrency_key")
+def test_drop_concurrency_key_is_caught(dsn: str, tmp_path: Path) -> None:
+    rc, cases, log = run_producer(dsn, tmp_path, "drop_concurrency_key")
     killed = {family(c) for c in cases if c["status"] == "failed"}
-    assert rc == 1, f"AWA_EXAMPLE_MUTANT=no_concurrency_key: exit {rc}\n{log}"
+    assert rc == 1, f"mutant drop_concurrency_key: exit {rc}\n{log}"
     assert {"routing_precedence", "concurrency_shard"} <= killed, f"failed families: {sorted(killed)}\n{log}"
 
 
 # Each breaks one thing the unique-conflict batch checks: nothing of a refused batch committed,
 # the row the refusal names, the refusal itself.
-@pytest.mark.parametrize("mutant", ["per_row_commit", "rows_from_zero", "no_unique_key"])
+@pytest.mark.parametrize("mutant", ["per_row_commit", "rows_from_zero", "drop_unique_key"])
 def test_unique_conflict_mutant_is_caught(dsn: str, tmp_path: Path, mutant: str) -> None:
     rc, cases, log = run_producer(dsn, tmp_path, mutant)
     failed = {c["name"] for c in cases if c["status"] == "failed"}
-    assert rc == 1 and "producer::bulk::unique_conflict" in failed, f"AWA_EXAMPLE_MUTANT={mutant}: exit {rc}, failed {sorted(failed)[:20]}\n{log}"
+    assert rc == 1 and "producer::bulk::unique_conflict" in failed, f"mutant {mutant}: exit {rc}, failed {sorted(failed)[:20]}\n{log}"
 
 
 def test_bulk_traffic_matches_the_protocol_schemas(dsn: str, tmp_path: Path) -> None:

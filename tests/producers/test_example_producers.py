@@ -1,8 +1,9 @@
 """Runs each example producer (examples/producers/<lang>) and each of its mutants through the runner.
 
 A correct example must pass at least 100 `producer::` cases with nothing failed or errored;
-every mutant (AWA_EXAMPLE_MUTANT, examples/producers/README.md) must make the run fail (exit
-1) in at least one case family. Which families catch which mutant is the kill matrix in
+every mutant (a copy of the example with tests/mutants/<lang>/<mutant>.patch applied, made by
+tests/mutants/materialise.py; table in tests/mutants/README.md) must make the run fail (exit 1)
+in at least one case family. Which families catch which mutant is the kill matrix in
 docs/producer-kill-matrix.md: test_kill_matrix.py (collected after this file) checks it
 against what these runs saw (AWA_UPDATE_KILL_MATRIX=1 rewrites it).
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,6 +26,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "mutants"))
+import materialise  # noqa: E402  (tests/mutants/materialise.py)
+
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
 LANGS = ("go", "java", "node")
 MUTANTS = (
@@ -34,7 +40,7 @@ MUTANTS = (
     "big_endian_bucket",
     "drop_ordering_key",
     "no_concurrency_fallback",
-    "no_concurrency_key",
+    "drop_concurrency_key",
     "bit8_cast",
     "latin1_keys",
     "text_keys",
@@ -89,15 +95,19 @@ def lang(request) -> str:
     return request.param
 
 
+def producer_command(lang: str, mutant: str | None) -> str:
+    """The example's run script, or a built copy of it with the mutant's patch applied."""
+    if not mutant:
+        return f"examples/producers/{lang}/run"
+    return shlex.join(materialise.command(lang, mutant, build=True))
+
+
 def run_producer(dsn: str, lang: str, tmp_path: Path, mutant: str | None = None) -> tuple[int, list[dict], str]:
     report = tmp_path / f"{lang}-{mutant or 'correct'}.json"
-    env = dict(os.environ)
-    env.pop("AWA_EXAMPLE_MUTANT", None)
-    if mutant:
-        env["AWA_EXAMPLE_MUTANT"] = mutant
     cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
-           "--producer", f"examples/producers/{lang}/run", "--report-json", str(report), "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+           "--producer", producer_command(lang, mutant), "--report-json", str(report),
+           "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
     return done.returncode, cases, done.stdout[-3000:] + done.stderr[-3000:]
 
@@ -132,4 +142,4 @@ def test_mutant_is_caught(mutant_runs: dict, lang: str, mutant: str) -> None:
     FAMILIES.update(family(c) for c in cases)
     killed = {family(c) for c in cases if c["status"] == "failed"}
     KILLS[(lang, mutant)] = killed
-    assert rc == 1 and killed, f"{lang} with AWA_EXAMPLE_MUTANT={mutant}: exit {rc}, no failed case\n{log}"
+    assert rc == 1 and killed, f"{lang} with mutant {mutant}: exit {rc}, no failed case\n{log}"

@@ -113,7 +113,6 @@ type routingOut struct {
 	RouteSource          string  `json:"route_source"`
 	EnqueueShard         *int    `json:"enqueue_shard"` // null = rotor
 	ConcurrencyDigestHex *string `json:"concurrency_digest_hex"`
-	width                int     // kept for AWA_ADAPTER_BREAK; not serialised
 }
 
 type moveOut struct {
@@ -215,7 +214,7 @@ func fRoutingPrecedence(raw json.RawMessage) (interface{}, error) {
 			return nil, fmt.Errorf("%s is %d bytes; keys longer than %d bytes are rejected (ZA003)", name, len(k), maxKeyLen)
 		}
 	}
-	out := routingOut{width: int(w)}
+	out := routingOut{}
 	digestHex := func(k []byte) *string {
 		d := concurrencyDigest(k)
 		s := hex.EncodeToString(d[:])
@@ -277,59 +276,6 @@ func fUniqueStates(raw json.RawMessage) (interface{}, error) {
 		}
 	}
 	return statesOut{Bits: string(bits), States: states}, nil
-}
-
-// ---- AWA_ADAPTER_BREAK ----
-
-// breakOutput corrupts every answer of a family (an off-by-one shard, a flipped digest, a
-// flipped bit) so that each vector of that family fails and no other does.
-func breakOutput(family string, out interface{}) interface{} {
-	switch o := out.(type) {
-	case shardsOut:
-		b := make([]int, len(o.Shards))
-		for i, s := range o.Shards {
-			b[i] = s + 1
-		}
-		return shardsOut{Shards: b}
-	case partitionOut:
-		o.Partition++
-		return o
-	case digestOut:
-		o.DigestHex = flipFirstHex(o.DigestHex)
-		return o
-	case routingOut:
-		if o.EnqueueShard == nil {
-			s := o.width // out of [0, width): wrong even for a rotor vector
-			o.EnqueueShard = &s
-		} else {
-			s := *o.EnqueueShard + 1
-			o.EnqueueShard = &s
-		}
-		return o
-	case moveOut:
-		o.Shard++
-		return o
-	case statesOut:
-		b := []byte(o.Bits)
-		if b[0] == '0' {
-			b[0] = '1'
-		} else {
-			b[0] = '0'
-		}
-		o.Bits = string(b)
-		return o
-	}
-	return out
-}
-
-func flipFirstHex(s string) string {
-	if s == "" {
-		return "0"
-	}
-	if s[0] == '0' {
-		return "1" + s[1:]
-	}
-	return "0" + s[1:]
 }
 
 // ---- strict input decoding ----

@@ -3,9 +3,6 @@
 // It speaks the JSON-lines protocol of docs/adapter-protocol.md on stdin/stdout and implements
 // the families whose algorithms need only Go's standard library. canonical_json and
 // unique_key are not declared: they need BLAKE3, which Go's standard library does not have.
-//
-// Env: AWA_ADAPTER_BREAK=<family> deliberately answers that family wrongly, so tests can prove
-// that the runner notices a wrong producer.
 package main
 
 import (
@@ -33,11 +30,11 @@ type request struct {
 }
 
 func main() {
-	os.Exit(run(os.Stdin, os.Stdout, os.Stderr, os.Getenv("AWA_ADAPTER_BREAK")))
+	os.Exit(run(os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run serves one protocol session and returns the process exit status.
-func run(in io.Reader, out io.Writer, logw io.Writer, breakFamily string) int {
+func run(in io.Reader, out io.Writer, logw io.Writer) int {
 	w := bufio.NewWriter(out)
 	enc := json.NewEncoder(w)
 	// The runner may pipeline every request before reading: flush after each answer so it
@@ -64,9 +61,6 @@ func run(in io.Reader, out io.Writer, logw io.Writer, breakFamily string) int {
 		"capabilities": capabilities(),
 	}) {
 		return 1
-	}
-	if breakFamily != "" {
-		fmt.Fprintf(logw, "awa-go-adapter: AWA_ADAPTER_BREAK=%s: answering that family wrongly on purpose\n", breakFamily)
 	}
 
 	sc := bufio.NewScanner(in)
@@ -116,9 +110,6 @@ func run(in io.Reader, out io.Writer, logw io.Writer, breakFamily string) int {
 		if err != nil {
 			answer = map[string]interface{}{"seq": seq, "error": fmt.Sprintf("%s %s: %v", req.Family, req.ID, err)}
 		} else {
-			if req.Family == breakFamily {
-				output = breakOutput(req.Family, output)
-			}
 			answer = map[string]interface{}{"seq": seq, "output": output}
 		}
 		if !send(answer) {

@@ -8,15 +8,12 @@ only, plus the `blake3` PyPI package for unique_key (BLAKE3 is not in hashlib); 
 package unique_key is not declared and the runner reports its vectors not applicable.
 
 Run:  awa-conformance --adapter "python3 examples/adapters/python/adapter.py" adapter::
-Env:  AWA_ADAPTER_BREAK=<family>  deliberately answer that family wrongly (used by the
-      runner's tests to prove a wrong producer fails).
 """
 
 import decimal
 import hashlib
 import json
 import math
-import os
 import struct
 import sys
 
@@ -254,23 +251,6 @@ else:
           file=sys.stderr)
 
 
-def broken(family, output):
-    """Corrupt one answer (AWA_ADAPTER_BREAK): proves the runner notices a wrong producer."""
-    if os.environ.get("AWA_ADAPTER_BREAK") != family:
-        return output
-    for k, v in output.items():
-        if isinstance(v, str) and v:
-            output[k] = ("0" if v[0] != "0" else "1") + v[1:]
-            return output
-        if isinstance(v, int):
-            output[k] = v + 1
-            return output
-        if isinstance(v, list) and v:
-            output[k] = [x + 1 if isinstance(x, int) else x for x in v]
-            return output
-    return output
-
-
 def send(obj):
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
@@ -293,7 +273,7 @@ def main():
             send({"seq": seq, "skipped": True, "reason": "family %s not implemented" % family})
             continue
         try:
-            send({"seq": seq, "output": broken(family, fn(msg["input"]))})
+            send({"seq": seq, "output": fn(msg["input"])})
         except Refused as r:
             send({"seq": seq, "output": {"error": r.code}})
         except Exception as e:  # report, keep serving: one bad vector is one finding

@@ -5,8 +5,7 @@
 // partition choice and routing expectations are computed here from docs/contract.md; the kit
 // is never called. It is an example, not a supported client.
 //
-// Env: AWA_CONFORMANCE_DSN (libpq key=value or URL DSN), AWA_EXAMPLE_MUTANT (a deliberately
-// broken variant, see README.md).
+// Env: AWA_CONFORMANCE_DSN (libpq key=value or URL DSN).
 package main
 
 import (
@@ -39,14 +38,6 @@ func handle(ctx context.Context, conn *pgx.Conn, req *awa.Request) map[string]an
 		j = *req.Job
 	}
 	return enqueue(ctx, conn, req.Schema, req.Seq, &j)
-}
-
-// bindKey is what goes to the bytea parameter: the bytes themselves.
-func bindKey(k []byte) any {
-	if awa.Mutant == "text_keys" && k != nil {
-		return strings.ToValidUTF8(string(k), "\uFFFD") // a string is sent as text: wrong
-	}
-	return k
 }
 
 func enqueue(ctx context.Context, conn *pgx.Conn, schema string, seq int64, j *awa.Job) map[string]any {
@@ -85,13 +76,9 @@ func enqueue(ctx context.Context, conn *pgx.Conn, schema string, seq int64, j *a
 	// Explicit types on every parameter (one signature, no overloads). Keys are bytea
 	// parameters ([]byte; nil is NULL); unique_states is text cast to varbit, never bit(8),
 	// which pads '1111' to '11110000' before the function can refuse it.
-	states := "$8::varbit"
-	if awa.Mutant == "bit8_cast" {
-		states = "$8::bit(8)"
-	}
 	sql := "SELECT job_id FROM " + awa.QuoteIdent(schema) + ".insert_job($1::text, $2::text, $3::jsonb, " +
-		"$4::smallint, NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, " + states +
-		", $9::bytea, $10::bytea, $11::jsonb)"
+		"$4::smallint, NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, " +
+		"$8::varbit, $9::bytea, $10::bytea, $11::jsonb)"
 	tags := j.Tags
 	if tags == nil {
 		tags = []string{}
@@ -100,7 +87,7 @@ func enqueue(ctx context.Context, conn *pgx.Conn, schema string, seq int64, j *a
 	// One statement outside a transaction: committed before we answer. Inside a larger
 	// transaction use tx.Begin (a savepoint) so that a 23505 leaves the transaction usable.
 	err = conn.QueryRow(ctx, sql, j.Kind, p.Queue, string(p.Args), j.Priority, j.RunAt, tags,
-		p.UniqueKey, j.UniqueStates, bindKey(p.OrderingKey), bindKey(p.ConcurrencyKey), string(optsJSON)).Scan(&jobID)
+		p.UniqueKey, j.UniqueStates, p.OrderingKey, p.ConcurrencyKey, string(optsJSON)).Scan(&jobID)
 	if err != nil {
 		return awa.DBAnswer(seq, err, false)
 	}

@@ -12,10 +12,6 @@ const I64_MIN = -(2n ** 63n);
 const U64_MAX = 2n ** 64n - 1n;
 const UTF8 = new TextEncoder();
 
-// Mutants (deliberately broken variants, selected by AWA_EXAMPLE_MUTANT): each is one mistake
-// a real producer made; the runner must catch every one (docs/producer-kill-matrix.md).
-export const mutant = process.env.AWA_EXAMPLE_MUTANT || '';
-
 /** A client-side refusal: the contract refuses the input, nothing is enqueued. */
 export class Refusal extends Error {
   constructor(code, message) {
@@ -33,7 +29,6 @@ export class Float {
 
 /** Compares two object keys by their UTF-8 bytes (the contract's order), not UTF-16 units. */
 function compareKeys(a, b) {
-  if (mutant === 'utf16_sort') return a < b ? -1 : a > b ? 1 : 0; // JS's default order: wrong
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
@@ -47,8 +42,6 @@ function writeString(s) {
     const c = ch.codePointAt(0);
     if (ESCAPES[ch] !== undefined) out += ESCAPES[ch];
     else if (c < 0x20) out += '\\u' + c.toString(16).padStart(4, '0');
-    else if (mutant === 'escaping' && (ch === '<' || ch === '>' || ch === '&' || c === 0x2028 || c === 0x2029))
-      out += '\\u' + c.toString(16).padStart(4, '0'); // "HTML-safe" JSON: wrong here
     else out += ch;
   }
   return out + '"';
@@ -56,11 +49,7 @@ function writeString(s) {
 
 /** Shortest round-trip digits of a finite float laid out by the contract's table. */
 function writeFloat(v) {
-  if (!Number.isFinite(v)) {
-    if (mutant === 'nan_token') return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-    return 'null';
-  }
-  if (mutant === 'native_floats') return String(v); // 1e16 -> "10000000000000000", 1.0 -> "1"
+  if (!Number.isFinite(v)) return 'null'; // NaN and the infinities have no JSON form
   const sign = v < 0 || Object.is(v, -0) ? '-' : '';
   let digits;
   let k;
@@ -92,7 +81,6 @@ function writeInteger(i) {
 }
 
 function write(v, depth) {
-  const sep = mutant === 'separators' ? [', ', ': '] : [',', ':'];
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'bigint') return writeInteger(v);
@@ -100,12 +88,12 @@ function write(v, depth) {
   if (v instanceof Float) return writeFloat(v.value);
   if (typeof v === 'string') return writeString(v);
   if (depth >= MAX_DEPTH) throw new Refusal('too_deep', `args nest deeper than ${MAX_DEPTH} arrays/objects`);
-  if (Array.isArray(v)) return '[' + v.map((x) => write(x, depth + 1)).join(sep[0]) + ']';
+  if (Array.isArray(v)) return '[' + v.map((x) => write(x, depth + 1)).join(',') + ']';
   // Objects: a Map (it can hold any key, "__proto__" included) or a plain object. A Map built
   // by set() already keeps the last value of a repeated key.
   const entries = v instanceof Map ? [...v.entries()] : Object.entries(v);
   entries.sort((a, b) => compareKeys(a[0], b[0]));
-  return '{' + entries.map(([key, x]) => writeString(key) + sep[1] + write(x, depth + 1)).join(sep[0]) + '}';
+  return '{' + entries.map(([key, x]) => writeString(key) + ':' + write(x, depth + 1)).join(',') + '}';
 }
 
 /** The canonical JSON text of a value (encode it with TextEncoder for the bytes). */
@@ -115,8 +103,7 @@ export function canonicalJson(value) {
 
 function le64(bucket) {
   const b = Buffer.alloc(8);
-  if (mutant === 'big_endian_bucket') b.writeBigInt64BE(bucket);
-  else b.writeBigInt64LE(bucket);
+  b.writeBigInt64LE(bucket); // little-endian, whatever the machine's order
   return b;
 }
 

@@ -3,11 +3,11 @@
 // Reads one enqueue request per line on stdin, enqueues it through `<schema>.insert_job` and
 // answers on stdout. Everything contract-specific (canonical JSON, BLAKE3 unique_key, partition,
 // routing expectations) is computed here from docs/contract.md; the kit is never called.
-// Env: AWA_CONFORMANCE_DSN (postgres:// URL), AWA_EXAMPLE_MUTANT (a deliberately broken variant).
+// Env: AWA_CONFORMANCE_DSN (postgres:// URL).
 
 import readline from 'node:readline';
 import pg from 'pg';
-import { Refusal, canonicalJson, fromTyped, mutant, uniqueKey } from './canonical.mjs';
+import { Refusal, canonicalJson, fromTyped, uniqueKey } from './canonical.mjs';
 import { MAX_KEY, expectations, physicalQueue } from './routing.mjs';
 
 const NAME = 'awa-example-node';
@@ -25,34 +25,23 @@ function quoteIdent(name) {
 // bytea parameters (Buffers), unique_states is text cast to varbit (never bit(8): that cast pads
 // '1111' to '11110000' before the function can refuse it), jsonb goes as JSON text.
 function insertSql(schema) {
-  const states = mutant === 'bit8_cast' ? '$8::bit(8)' : '$8::varbit';
   return `SELECT job_id FROM ${quoteIdent(schema)}.insert_job($1::text, $2::text, $3::jsonb, $4::smallint,
-    NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, ${states}, $9::bytea,
+    NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, $8::varbit, $9::bytea,
     $10::bytea, $11::jsonb)`;
 }
 
 function key(hex) {
   if (hex === null) return null;
-  const bytes = Buffer.from(hex, 'hex');
-  // A producer that takes keys as strings and encodes them as Latin-1 instead of UTF-8.
-  if (mutant === 'latin1_keys') return Buffer.from(bytes.toString('utf8'), 'latin1');
-  return bytes;
-}
-
-function bindKey(buf) {
-  // Bound as text, PostgreSQL reads the string as bytea escape syntax: wrong for non-UTF-8 bytes.
-  if (mutant === 'text_keys' && buf !== null) return buf.toString('utf8');
-  return buf;
+  // Keys are bytes end to end: never a string (its encoding would change the bytes).
+  return Buffer.from(hex, 'hex');
 }
 
 async function enqueue(client, req) {
   const job = req.job;
   const args = canonicalJson(fromTyped(job.args));
   // A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
-  let orderingKey = key(job.ordering_key_hex ?? (job.partition ? job.partition.key_hex : null));
-  let concurrencyKey = key(job.concurrency_key_hex);
-  if (mutant === 'drop_ordering_key') orderingKey = null;
-  if (mutant === 'no_concurrency_key') concurrencyKey = null;
+  const orderingKey = key(job.ordering_key_hex ?? (job.partition ? job.partition.key_hex : null));
+  const concurrencyKey = key(job.concurrency_key_hex);
   for (const [field, k] of [['ordering_key', orderingKey], ['concurrency_key', concurrencyKey]]) {
     if (k !== null && k.length > MAX_KEY) throw new Refusal('key_too_long', `${field} is ${k.length} bytes (max ${MAX_KEY})`);
   }
@@ -79,7 +68,7 @@ async function enqueue(client, req) {
   // it in a savepoint so that a 23505 does not abort the transaction.)
   const res = await client.query(insertSql(req.schema), [
     job.kind, queue, args, job.priority, job.run_at, job.tags,
-    unique && unique.key, job.unique_states, bindKey(orderingKey), bindKey(concurrencyKey),
+    unique && unique.key, job.unique_states, orderingKey, concurrencyKey,
     JSON.stringify(opts),
   ]);
   const trace = { canonical_args: args, physical_queue: queue };
@@ -113,7 +102,7 @@ async function main() {
   }
   const client = new pg.Client({ connectionString: dsn, application_name: NAME });
   await client.connect();
-  send(JSON.stringify({ type: 'hello', protocol: 2, implementation: { name: NAME, version: VERSION + (mutant ? `+${mutant}` : '') }, capabilities: ['enqueue', 'errors'] }));
+  send(JSON.stringify({ type: 'hello', protocol: 2, implementation: { name: NAME, version: VERSION }, capabilities: ['enqueue', 'errors'] }));
 
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {

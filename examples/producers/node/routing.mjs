@@ -2,7 +2,6 @@
 // (route source, shard, concurrency digest) this producer sends for PostgreSQL to confirm.
 
 import { createHash } from 'node:crypto';
-import { mutant } from './canonical.mjs';
 
 const MASK64 = (1n << 64n) - 1n;
 const OFFSET = 0xcbf29ce484222325n;
@@ -43,7 +42,7 @@ export function concurrencyDigest(key) {
  */
 export function expectations(width, orderingKey, concurrencyKey) {
   // ADR-033 fallback: without a concurrency key the ordering key is the concurrency input.
-  const digestKey = concurrencyKey ?? (mutant === 'no_concurrency_fallback' ? null : orderingKey);
+  const digestKey = concurrencyKey ?? orderingKey;
   const digest = digestKey === null ? null : concurrencyDigest(digestKey);
   const out = { expected_concurrency_digest: digest === null ? null : digest.toString('hex') };
   if (orderingKey !== null) {

@@ -13,12 +13,6 @@ Protocol (docs/adapter-protocol.md, "Enqueue: producers"): one hello line, then 
 Environment:
   AWA_CONFORMANCE_DSN     the database to enqueue into (required)
   AWA_CONFORMANCE_SCHEMA  the contract schema (default; every request names it too)
-  AWA_PRODUCER_CLIENT_CHECKS=0
-                          leave key length and unique_states length to the database (ZA003,
-                          22026) instead of refusing client-side: both answers conform.
-  AWA_PRODUCER_BREAK=<mistake>
-                          deliberately make one classic producer mistake, to prove that the
-                          runner notices (see BREAKS below); never set it in real use.
 """
 
 from __future__ import annotations
@@ -45,19 +39,6 @@ OFFSET = 0xCBF29CE484222325  # contract §4: multiply-then-add over the FNV cons
 PRIME = 0x100000001B3
 PARTITION_DOMAIN = 0x9D4D1B2F53A70C91  # contract §5
 
-#: Mistakes real producers made, one per name; AWA_PRODUCER_BREAK picks one.
-BREAKS = {
-    "no_ordering_key": "never sends the ordering key",
-    "no_concurrency_key": "never sends the concurrency key",
-    "bit8": "binds unique_states as $n::bit(8), which pads '1111' silently (contract §3)",
-    "json_dumps": "hashes args as json.dumps(sort_keys=True) instead of canonical JSON",
-    "logical_queue": "hashes the logical queue, not the physical one, for by_queue",
-    "no_partition": "enqueues to the logical queue, ignoring the partition",
-    "key_as_text": "binds keys as text cast to bytea (escapes interpreted, UTF-8 re-encoded)",
-    "no_sqlstate": "answers a database refusal without its SQLSTATE",
-}
-BREAK = os.environ.get("AWA_PRODUCER_BREAK", "")
-CLIENT_CHECKS = os.environ.get("AWA_PRODUCER_CLIENT_CHECKS", "1") != "0"
 
 
 class Refused(Exception):
@@ -224,7 +205,8 @@ def _key(hex_or_none: str | None, field: str) -> bytes | None:
     if hex_or_none is None:
         return None
     key = bytes.fromhex(hex_or_none)
-    if CLIENT_CHECKS and len(key) > MAX_KEY:
+    # Refused before SQL; the database would refuse it too (ZA003): either answer conforms.
+    if len(key) > MAX_KEY:
         raise Refused("key_too_long", f"{field} of {len(key)} bytes: keys are at most {MAX_KEY} bytes")
     return key
 
@@ -248,7 +230,7 @@ class Producer:
         concurrency_key = _key(job.get("concurrency_key_hex"), "concurrency_key")
 
         partition = job.get("partition")
-        if partition is not None and BREAK != "no_partition":
+        if partition is not None:
             n = int(partition["partitions"])
             if not 1 <= n <= MAX_PARTITIONS:
                 raise Refused("invalid_partitions", f"{n} partitions: PartitionedQueue takes 1..={MAX_PARTITIONS}")
@@ -257,10 +239,6 @@ class Producer:
             if ordering_key is None:
                 # Released route_opts_by_key: the partition key travels as the ordering key.
                 ordering_key = pkey
-        if BREAK == "no_ordering_key":
-            ordering_key = None
-        if BREAK == "no_concurrency_key":
-            concurrency_key = None
 
         args_doc = job.get("args")
         args_bytes = None
@@ -277,13 +255,11 @@ class Producer:
         if unique is not None:
             if unique["by_args"]:
                 hashed = args_bytes if args_bytes is not None else b"{}"  # p_args default
-                if BREAK == "json_dumps":
-                    hashed = json.dumps(decode_typed(args_doc) if args_doc else {}, sort_keys=True).encode()
             else:
                 hashed = None
             hq = None
             if unique["by_queue"]:
-                hq = job["queue"] if BREAK == "logical_queue" else queue
+                hq = queue  # the physical queue (contract §2), not the logical one
             bucket = unique.get("period_bucket")
             pre = unique_preimage(kind, hq, hashed, None if bucket is None else int(bucket))
             key = unique_key(pre)
@@ -291,12 +267,12 @@ class Producer:
             trace["unique_key_hex"] = key.hex()
 
         states = job.get("unique_states")
-        if states is not None and CLIENT_CHECKS and BREAK != "bit8" and len(states) != 8:
+        # Refused before SQL; the database would refuse it too (22026): either answer conforms.
+        if states is not None and len(states) != 8:
             raise Refused("unique_states_not_8_bits", f"unique_states {states!r} has {len(states)} bits, not 8")
 
         # Named arguments, each with its explicit type (insert_job has one signature); an
         # absent optional field is omitted so the function's default applies.
-        key_cast = "::text::bytea" if BREAK == "key_as_text" else "::bytea"
         fields: list[tuple[str, str, Any]] = [("p_kind", "::text", kind), ("p_queue", "::text", queue)]
         if args_bytes is not None:
             fields.append(("p_args", "::jsonb", args_bytes.decode("utf-8")))
@@ -308,11 +284,10 @@ class Producer:
         for name, value in (("p_unique_key", key), ("p_ordering_key", ordering_key),
                             ("p_concurrency_key", concurrency_key)):
             if value is not None:
-                bound = value.decode("latin-1") if BREAK == "key_as_text" else value
-                fields.append((name, key_cast, bound))
+                fields.append((name, "::bytea", value))  # bytes, never text
         if states is not None:
             # The 8-character text cast to varbit; never ::bit(8) (contract §3).
-            fields.append(("p_unique_states", "::bit(8)" if BREAK == "bit8" else "::varbit", states))
+            fields.append(("p_unique_states", "::varbit", states))
         if job.get("opts") is not None:
             fields.append(("p_opts", "::jsonb", json.dumps(job["opts"], separators=(",", ":"))))
 
@@ -336,8 +311,7 @@ def refusal(e: psycopg.Error) -> dict[str, Any]:
             parsed = None  # released errors (23505, 23514) have a plain-text DETAIL
         if isinstance(parsed, dict) and isinstance(parsed.get("code"), str):
             code = parsed["code"]
-    sqlstate = None if BREAK == "no_sqlstate" else e.sqlstate
-    return {"sqlstate": sqlstate, "code": code, "message": e.diag.message_primary or str(e)}
+    return {"sqlstate": e.sqlstate, "code": code, "message": e.diag.message_primary or str(e)}
 
 
 def answer(producer: Producer, msg: dict[str, Any]) -> dict[str, Any]:
@@ -364,9 +338,6 @@ def send(obj: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    if BREAK and BREAK not in BREAKS:
-        print(f"producer.py: unknown AWA_PRODUCER_BREAK {BREAK!r}; one of {', '.join(BREAKS)}", file=sys.stderr)
-        return 2
     dsn = os.environ.get("AWA_CONFORMANCE_DSN")
     if not dsn:
         print("producer.py: AWA_CONFORMANCE_DSN is not set; run it through awa-conformance --producer "

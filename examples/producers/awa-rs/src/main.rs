@@ -9,10 +9,8 @@
 //! call, the raw-kind batch insert). A partitioned request is routed by the crate's
 //! `PartitionedQueue::queue_for_key`. What the crate cannot express is answered `skipped`.
 //!
-//! Environment: `AWA_CONFORMANCE_DSN` (a `postgres://` URL or a libpq `key=value` string),
-//! `AWA_RS_PATH`, and `AWA_EXAMPLE_MUTANT` (a deliberately wrong build, used only to show that the
-//! cross-check catches it: `unique_inputs` flips `by_queue`, `ordering_key` drops the key,
-//! `partition` enqueues a partitioned request to the logical queue).
+//! Environment: `AWA_CONFORMANCE_DSN` (a `postgres://` URL or a libpq `key=value` string) and
+//! `AWA_RS_PATH`.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -82,32 +80,6 @@ impl Path {
         match self {
             Self::InsertWith => "insert_with",
             Self::InsertMany => "insert_many",
-        }
-    }
-}
-
-/// A deliberately wrong build (`AWA_EXAMPLE_MUTANT`), to show the cross-check fails on it.
-#[derive(Clone, Copy, PartialEq)]
-enum Mutant {
-    None,
-    /// `by_queue` inverted before the crate sees it: wrong unique-key inputs.
-    UniqueInputs,
-    /// The ordering key never reaches the crate: the rotor picks the shard.
-    OrderingKey,
-    /// A partitioned request goes to the logical queue, not `queue_for_key`'s physical one.
-    Partition,
-}
-
-impl Mutant {
-    fn from_env() -> Result<Self, String> {
-        match std::env::var("AWA_EXAMPLE_MUTANT").as_deref() {
-            Err(_) | Ok("") => Ok(Self::None),
-            Ok("unique_inputs") => Ok(Self::UniqueInputs),
-            Ok("ordering_key") => Ok(Self::OrderingKey),
-            Ok("partition") => Ok(Self::Partition),
-            Ok(other) => Err(format!(
-                "AWA_EXAMPLE_MUTANT must be unique_inputs, ordering_key or partition, not {other:?}"
-            )),
         }
     }
 }
@@ -200,7 +172,7 @@ fn hex_field(job: &Value, name: &str) -> Result<Option<Vec<u8>>, String> {
 }
 
 /// The request's job (docs/protocol/enqueue-request.schema.json) as the crate's inputs.
-fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
+fn plan(job: &Value) -> Result<Plan, String> {
     if nonnull(job, "concurrency_key_hex").is_some() {
         return Ok(skip(
             "awa-model 0.6.9 has no concurrency key (InsertOpts has none; it arrives with awa.insert_job)",
@@ -225,7 +197,6 @@ fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
             .ok_or("partition.partitions must be a positive integer")?;
         let n = usize::try_from(n).map_err(|e| format!("partition.partitions: {e}"))?;
         match PartitionedQueue::new(queue.clone(), n) {
-            Ok(_) if mutant == Mutant::Partition => {}
             Ok(pq) => pq.queue_for_key(&key).clone_into(&mut queue),
             Err(e) => return Ok(refuse_client(None, format!("PartitionedQueue: {e}"))),
         }
@@ -265,9 +236,6 @@ fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
             .collect::<Result<_, _>>()?;
     }
     opts.ordering_key = hex_field(job, "ordering_key_hex")?;
-    if mutant == Mutant::OrderingKey {
-        opts.ordering_key = None;
-    }
     if let Some(u) = nonnull(job, "unique") {
         let flag = |name: &str| {
             u.get(name)
@@ -280,9 +248,6 @@ fn plan(job: &Value, mutant: Mutant) -> Result<Plan, String> {
             by_period: None,
             ..UniqueOpts::default()
         };
-        if mutant == Mutant::UniqueInputs {
-            unique.by_queue = !unique.by_queue;
-        }
         if let Some(b) = nonnull(u, "period_bucket") {
             let text = b
                 .as_str()
@@ -489,7 +454,6 @@ fn from_awa_error(e: AwaError) -> (Answer, bool) {
 /// The producer's state across requests: one connection, opened on first use.
 struct Producer {
     path: Path,
-    mutant: Mutant,
     dsn: String,
     conn: Option<PgConnection>,
     kinds: Kinds,
@@ -497,7 +461,7 @@ struct Producer {
 
 impl Producer {
     async fn enqueue(&mut self, job: &Value) -> Answer {
-        let (kind, args, opts) = match plan(job, self.mutant) {
+        let (kind, args, opts) = match plan(job) {
             Ok(Plan::Send { kind, args, opts }) => (kind, args, opts),
             Ok(Plan::Answer(a)) => return a,
             Err(e) => return Answer::Error(format!("bad request: {e}")),
@@ -574,14 +538,12 @@ fn main() -> std::process::ExitCode {
 
 fn serve() -> Result<(), String> {
     let path = Path::from_env()?;
-    let mutant = Mutant::from_env()?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
     let mut producer = Producer {
         path,
-        mutant,
         dsn: std::env::var("AWA_CONFORMANCE_DSN").unwrap_or_default(),
         conn: None,
         kinds: Kinds::default(),

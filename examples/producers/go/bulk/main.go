@@ -7,8 +7,7 @@
 // <schema>.publish_batch checks and publishes the batch in the same transaction. The kit is
 // never called. It is an example, not a supported client.
 //
-// Env: AWA_CONFORMANCE_DSN (libpq key=value or URL DSN), AWA_EXAMPLE_MUTANT (a deliberately
-// broken variant, see README.md).
+// Env: AWA_CONFORMANCE_DSN (libpq key=value or URL DSN).
 package main
 
 import (
@@ -140,10 +139,7 @@ func publish(ctx context.Context, conn *pgx.Conn, req *awa.Request, jobs []awa.J
 	rows := make([][]any, 0, len(jobs))
 	var traces []map[string]any
 	for i := range jobs {
-		rowNo := i + 1
-		if awa.Mutant == "rows_from_zero" {
-			rowNo = i // the mutant: 0-based row numbers, so every error names the row before
-		}
+		rowNo := i + 1 // rows are numbered from 1 in every answer and error
 		values, trace, ref, err := stageRow(&jobs[i], rowNo, width)
 		if errors.Is(err, errSkip) {
 			return map[string]any{"seq": req.Seq, "skipped": true, "reason": "the staged bulk path has no opts column"}
@@ -163,9 +159,6 @@ func publish(ctx context.Context, conn *pgx.Conn, req *awa.Request, jobs []awa.J
 		traces = append(traces, trace)
 	}
 
-	if bulk && awa.Mutant == "per_row_commit" {
-		return perRowCommit(ctx, conn, req, rows)
-	}
 	ids, err := publishRows(ctx, conn, req.Schema, batch, rows)
 	if err != nil && !bulk {
 		return singleError(req.Seq, err)
@@ -205,31 +198,6 @@ func publishRows(ctx context.Context, conn *pgx.Conn, schema string, batch [16]b
 		return nil, err
 	}
 	return ids, tx.Commit(ctx)
-}
-
-// perRowCommit is the mutant per_row_commit: each row its own batch and transaction, so rows
-// before a rejected one stay committed although the answer names the right row.
-func perRowCommit(ctx context.Context, conn *pgx.Conn, req *awa.Request, rows [][]any) map[string]any {
-	var ids []int64
-	for k, row := range rows {
-		batch, err := newBatch()
-		if err != nil {
-			return awa.Failed(req.Seq, err)
-		}
-		one := append([]any(nil), row...)
-		one[0], one[1] = batch, int32(1)
-		got, err := publishRows(ctx, conn, req.Schema, batch, [][]any{one})
-		if err != nil {
-			pgErr, d := awa.ParseError(err)
-			if pgErr == nil || d.Code == nil {
-				return awa.Failed(req.Seq, err)
-			}
-			n := k + 1
-			return awa.Refused(req.Seq, pgErr.Code, *d.Code, &n, pgErr.Error())
-		}
-		ids = append(ids, got...)
-	}
-	return map[string]any{"seq": req.Seq, "job_ids": ids}
 }
 
 // singleError answers a one-row batch's rejection as insert_job would have refused the same

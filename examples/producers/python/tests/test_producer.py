@@ -3,7 +3,8 @@
 Independent of the runner's engine: this test speaks the producer protocol to `run` itself,
 reads what was stored back with `<schema>.job_routing` as the installer, and compares it with
 the vector files (and hashlib/blake3 for the few expectations a vector does not hold). Every
-judge is also run against the producer with one deliberate mistake (`AWA_PRODUCER_BREAK`),
+judge is also run against a copy of the producer with one deliberate mistake (a patch in
+tests/mutants/python/, applied by tests/mutants/materialise.py: the example itself has none),
 and must find it. Needs DATABASE_URL (a superuser: it installs a throwaway contract schema
 with the runner's `schema install`, and removes it after) and the runner binary
 (`AWA_CONFORMANCE_BIN`, else target/release or target/debug). With AWA_REQUIRE_DB=1 a missing
@@ -39,6 +40,14 @@ RUN = HERE.parent / "run"
 TAG = b"awa:concurrency_key:v1\x00"
 TIMEOUT = 30.0  # seconds: every wait on the producer is bounded by this
 STATES = "11111000"
+
+
+def mutant_run(mutant: str) -> Path:
+    """The `run` of a copy of this example with tests/mutants/python/<mutant>.patch applied."""
+    sys.path.insert(0, str(ROOT / "tests" / "mutants"))
+    import materialise
+
+    return materialise.materialise("python", mutant) / "run"
 
 
 def vectors(family: str) -> list[dict[str, Any]]:
@@ -126,12 +135,12 @@ def db() -> Iterator[Db]:
 class Producer:
     """One `run` process: hello read at start, one request at a time, every read bounded."""
 
-    def __init__(self, db: Db, **env: str) -> None:
+    def __init__(self, db: Db, run: Path = RUN, **env: str) -> None:
         self.stderr = tempfile.TemporaryFile()
         full = dict(os.environ, AWA_CONFORMANCE_DSN=db.producer_dsn, AWA_CONFORMANCE_SCHEMA=db.schema,
                     AWA_PRODUCER_PYTHON=sys.executable, **env)
         self.schema = db.schema
-        self.proc = subprocess.Popen([str(RUN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=full, text=True, encoding="utf-8")
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -194,8 +203,8 @@ def producer(db: Db) -> Iterator[Producer]:
     assert p.stop() == 0, p.log()
 
 
-def broken(db: Db, mistake: str, **env: str) -> Producer:
-    return Producer(db, AWA_PRODUCER_BREAK=mistake, **env)
+def broken(db: Db, mistake: str) -> Producer:
+    return Producer(db, run=mutant_run(mistake))
 
 
 # --- judges: each returns the mismatches it found (empty = conforms) -----------------------------
@@ -365,7 +374,9 @@ def test_refusals_client_side(producer: Producer, db: Db) -> None:
 
 
 def test_refusals_by_the_database(db: Db) -> None:
-    p = Producer(db, AWA_PRODUCER_CLIENT_CHECKS="0")
+    # A conforming variant (tests/mutants/python/no_client_checks.patch) that leaves the lengths
+    # to the database: its refusals carry the database's SQLSTATEs.
+    p = Producer(db, run=mutant_run("no_client_checks"))
     try:
         assert judge_refusals(p, db, client_checks=False) == []
     finally:
@@ -391,32 +402,32 @@ def test_stop_on_eof(db: Db) -> None:
     assert p.proc.wait(timeout=TIMEOUT) == 0
 
 
-# Each deliberate mistake is caught by the judge it concerns: (extra environment, judge).
-MUTANTS: dict[str, tuple[dict[str, str], Any]] = {
-    "no_ordering_key": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence")[:20])),
-    "no_concurrency_key": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence"))),
-    "key_as_text": ({}, lambda p, db: judge_routing(p, db, vectors("routing_precedence"))),
-    "json_dumps": ({}, lambda p, db: judge_unique(p, db, vectors("unique_key"))),
-    "logical_queue": ({}, lambda p, db: judge_partition(p, db, vectors("partition")[:20])),
-    "no_partition": ({}, lambda p, db: judge_partition(p, db, vectors("partition")[:20])),
-    # Left to the database, '1111' through ::bit(8) is padded and stored instead of refused.
-    "bit8": ({"AWA_PRODUCER_CLIENT_CHECKS": "0"}, lambda p, db: judge_refusals(p, db, client_checks=False)),
-    "no_sqlstate": ({}, lambda p, db: judge_refusals(p, db, client_checks=True)),
+# Each deliberate mistake (tests/mutants/python/<name>.patch) is caught by the judge it concerns.
+MUTANTS: dict[str, Any] = {
+    "drop_ordering_key": lambda p, db: judge_routing(p, db, vectors("routing_precedence")[:20]),
+    "drop_concurrency_key": lambda p, db: judge_routing(p, db, vectors("routing_precedence")),
+    "text_keys": lambda p, db: judge_routing(p, db, vectors("routing_precedence")),
+    "json_dumps": lambda p, db: judge_unique(p, db, vectors("unique_key")),
+    "logical_queue": lambda p, db: judge_partition(p, db, vectors("partition")[:20]),
+    "drop_partition": lambda p, db: judge_partition(p, db, vectors("partition")[:20]),
+    # Without the client-side check, '1111' through ::bit(8) is padded and stored, not refused.
+    "bit8_cast": lambda p, db: judge_refusals(p, db, client_checks=True),
+    "drop_sqlstate": lambda p, db: judge_refusals(p, db, client_checks=True),
 }
+# Patches that are conforming variants, not mistakes (tests/mutants/README.md).
+VARIANTS = {"no_client_checks"}
 
 
 @pytest.mark.parametrize("mistake", sorted(MUTANTS))
 def test_each_mistake_is_caught(db: Db, mistake: str) -> None:
-    env, judge = MUTANTS[mistake]
-    p = broken(db, mistake, **env)
+    p = broken(db, mistake)
     try:
-        found = judge(p, db)
-        assert found, f"AWA_PRODUCER_BREAK={mistake} went unnoticed"
+        found = MUTANTS[mistake](p, db)
+        assert found, f"mutant {mistake} (tests/mutants/python/{mistake}.patch) went unnoticed"
     finally:
         p.stop()
 
 
 def test_every_mistake_has_a_test() -> None:
-    listed = subprocess.run([sys.executable, "-c", "import producer, json; print(json.dumps(sorted(producer.BREAKS)))"],
-                            cwd=HERE.parent, capture_output=True, text=True, check=True)
-    assert json.loads(listed.stdout) == sorted(MUTANTS)
+    patches = {p.stem for p in (ROOT / "tests" / "mutants" / "python").glob("*.patch")}
+    assert patches - VARIANTS == set(MUTANTS)

@@ -17,10 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Mutant names a deliberately broken variant (AWA_EXAMPLE_MUTANT, see README.md); "" is the
-// correct producer. Each mistake lives where the code it breaks does.
-var Mutant = os.Getenv("AWA_EXAMPLE_MUTANT")
-
 // UniqueOpts is a job's `unique`: which parts go into the §2 pre-image.
 type UniqueOpts struct {
 	ByQueue      bool    `json:"by_queue"`
@@ -93,12 +89,8 @@ func Serve(name, version string, capabilities []string, handle Handler) error {
 		out.Write(append(b, '\n'))
 		return out.Flush() // one request at a time: the runner waits for this line
 	}
-	impl := version
-	if Mutant != "" {
-		impl += "+" + Mutant
-	}
 	if err := send(map[string]any{"type": "hello", "protocol": 2,
-		"implementation": map[string]string{"name": name, "version": impl},
+		"implementation": map[string]string{"name": name, "version": version},
 		"capabilities":   capabilities}); err != nil {
 		return err
 	}
@@ -157,12 +149,6 @@ func Prepare(j *Job) (*Prepared, error) {
 	if p.ConcurrencyKey, err = DecodeKey(j.ConcurrencyKeyHex); err != nil {
 		return nil, err
 	}
-	if Mutant == "drop_ordering_key" {
-		p.OrderingKey = nil
-	}
-	if Mutant == "no_concurrency_key" {
-		p.ConcurrencyKey = nil // never sent; the routing is computed without it, consistently
-	}
 	for _, k := range []struct {
 		field string
 		key   []byte
@@ -198,9 +184,6 @@ func Prepare(j *Job) (*Prepared, error) {
 		}
 		pre, key := UniqueKey(j.Kind, q, a, bucket)
 		p.UniqueKey = key
-		if Mutant == "no_unique_key" {
-			p.UniqueKey = nil // the mutant: the key is computed but never sent
-		}
 		p.Trace["unique_key_hex"] = hex.EncodeToString(key)
 		p.Trace["unique_preimage_hex"] = hex.EncodeToString(pre)
 	}
@@ -218,18 +201,6 @@ func DecodeKey(h *string) ([]byte, error) {
 	}
 	if b == nil {
 		b = []byte{} // pgx sends a nil slice as NULL: keep the empty key non-nil
-	}
-	if Mutant == "latin1_keys" {
-		// A producer that holds keys as text and encodes them as Latin-1 instead of UTF-8.
-		s := string(b)
-		l := make([]byte, 0, len(s))
-		for _, r := range s {
-			if r > 0xff {
-				r = '?'
-			}
-			l = append(l, byte(r))
-		}
-		b = l
 	}
 	return b, nil
 }

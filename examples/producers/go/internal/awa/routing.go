@@ -67,7 +67,7 @@ type Routing struct {
 // key is absent; a non-nil empty slice is the empty key.
 func Route(w int, orderingKey, concurrencyKey []byte) Routing {
 	digestKey := concurrencyKey
-	if digestKey == nil && Mutant != "no_concurrency_fallback" {
+	if digestKey == nil {
 		digestKey = orderingKey // ADR-033 fallback: the ordering key is the concurrency input
 	}
 	var r Routing
@@ -85,9 +85,6 @@ func Route(w int, orderingKey, concurrencyKey []byte) Routing {
 	default:
 		r.Source = "rotor"
 		return r
-	}
-	if Mutant == "off_by_one_shard" {
-		shard++ // the mutant: a client shard one past the contract's
 	}
 	s := int16(shard) // below the width, a smallint
 	r.Shard = &s

@@ -36,24 +36,19 @@ final class CanonicalJson {
     }
   }
 
-  private final String mutant;
   private final StringBuilder out = new StringBuilder();
 
-  private CanonicalJson(String mutant) {
-    this.mutant = mutant;
-  }
+  private CanonicalJson() {}
 
   /** The canonical bytes of a value. */
-  static byte[] encode(Object value, String mutant) throws Refusal {
-    CanonicalJson w = new CanonicalJson(mutant);
+  static byte[] encode(Object value) throws Refusal {
+    CanonicalJson w = new CanonicalJson();
     w.value(value, 0);
     // Every string was checked for lone surrogates, so this UTF-8 encoding is lossless.
     return w.out.toString().getBytes(StandardCharsets.UTF_8);
   }
 
   private void value(Object v, int depth) throws Refusal {
-    String comma = "separators".equals(mutant) ? ", " : ",";
-    String colon = "separators".equals(mutant) ? ": " : ":";
     if (v == null) {
       out.append("null");
     } else if (v instanceof Boolean b) {
@@ -74,7 +69,7 @@ final class CanonicalJson {
     } else if (v instanceof List<?> list) {
       out.append('[');
       for (int i = 0; i < list.size(); i++) {
-        if (i > 0) out.append(comma);
+        if (i > 0) out.append(',');
         value(list.get(i), depth + 1);
       }
       out.append(']');
@@ -82,15 +77,14 @@ final class CanonicalJson {
       List<String> keys = new ArrayList<>();
       for (Object k : map.keySet()) keys.add((String) k);
       // String.compareTo orders UTF-16 code units (U+1F980 before U+FFFF): sort by UTF-8 bytes.
-      Comparator<String> order = "utf16_sort".equals(mutant)
-          ? Comparator.naturalOrder()
-          : (a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
+      Comparator<String> order =
+          (a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
       keys.sort(order);
       out.append('{');
       for (int i = 0; i < keys.size(); i++) {
-        if (i > 0) out.append(comma);
+        if (i > 0) out.append(',');
         string(keys.get(i));
-        out.append(colon);
+        out.append(':');
         value(map.get(keys.get(i)), depth + 1);
       }
       out.append('}');
@@ -116,9 +110,7 @@ final class CanonicalJson {
         case '\r' -> out.append("\\r");
         case '\t' -> out.append("\\t");
         default -> {
-          boolean htmlSafe = "escaping".equals(mutant)
-              && (c == '<' || c == '>' || c == '&' || c == 0x2028 || c == 0x2029);
-          if (c < 0x20 || htmlSafe) {
+          if (c < 0x20) {
             out.append(String.format("\\u%04x", c)); // lowercase hex, as the contract says
           } else {
             out.appendCodePoint(c);
@@ -130,11 +122,10 @@ final class CanonicalJson {
     out.append('"');
   }
 
-  private String formatFloat(double d) {
+  private static String formatFloat(double d) {
     if (Double.isNaN(d) || Double.isInfinite(d)) {
-      return "nan_token".equals(mutant) ? Double.toString(d) : "null"; // NaN, Infinity
+      return "null"; // NaN and the infinities have no JSON form
     }
-    if ("native_floats".equals(mutant)) return Double.toString(d); // 1.0E16, 1.0E-4: wrong
     String sign = (Double.doubleToRawLongBits(d) < 0) ? "-" : "";
     String digits;
     int k;
@@ -182,7 +173,7 @@ final class CanonicalJson {
   }
 
   /** The §2 pre-image: kind, then 0x00 and each present field (args: canonical bytes). */
-  static byte[] uniquePreimage(String kind, String queue, byte[] args, Long periodBucket, String mutant) {
+  static byte[] uniquePreimage(String kind, String queue, byte[] args, Long periodBucket) {
     ByteBuffer b = ByteBuffer.allocate(kind.length() * 3 + (queue == null ? 0 : queue.length() * 3 + 1)
         + (args == null ? 0 : args.length + 1) + 9);
     b.put(kind.getBytes(StandardCharsets.UTF_8));
@@ -190,7 +181,7 @@ final class CanonicalJson {
     if (args != null) b.put((byte) 0).put(args);
     if (periodBucket != null) {
       b.put((byte) 0);
-      b.order("big_endian_bucket".equals(mutant) ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN);
+      b.order(ByteOrder.LITTLE_ENDIAN); // little-endian, whatever the machine's order
       b.putLong(periodBucket);
     }
     return Arrays.copyOf(b.array(), b.position());

@@ -3,7 +3,7 @@
 // Reads one enqueue request per line on stdin, enqueues it through <schema>.insert_job and
 // answers on stdout. Canonical JSON, the BLAKE3 unique_key, partition choice and routing
 // expectations are computed here from docs/contract.md; the kit is never called.
-// Env: AWA_CONFORMANCE_DSN (postgres:// URL), AWA_EXAMPLE_MUTANT (a deliberately broken variant).
+// Env: AWA_CONFORMANCE_DSN (postgres:// URL).
 package example.awa;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -35,11 +35,9 @@ public final class Producer {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Connection conn;
-  private final String mutant;
 
-  private Producer(Connection conn, String mutant) {
+  private Producer(Connection conn) {
     this.conn = conn;
-    this.mutant = mutant;
   }
 
   public static void main(String[] argv) throws Exception {
@@ -48,13 +46,12 @@ public final class Producer {
       System.err.println(NAME + ": AWA_CONFORMANCE_DSN is not set (the runner sets it)");
       System.exit(2);
     }
-    String mutant = System.getenv().getOrDefault("AWA_EXAMPLE_MUTANT", "");
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     try (Connection conn = connect(dsn)) {
       conn.setAutoCommit(true); // one statement per job: committed before the answer
-      Producer p = new Producer(conn, mutant);
+      Producer p = new Producer(conn);
       ObjectNode hello = JSON.createObjectNode().put("type", "hello").put("protocol", 2);
-      hello.putObject("implementation").put("name", NAME).put("version", VERSION + (mutant.isEmpty() ? "" : "+" + mutant));
+      hello.putObject("implementation").put("name", NAME).put("version", VERSION);
       hello.putArray("capabilities").add("enqueue").add("errors");
       out.println(JSON.writeValueAsString(hello));
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -92,19 +89,12 @@ public final class Producer {
 
   private byte[] key(JsonNode hex) {
     if (hex == null || hex.isNull()) return null;
-    byte[] b = HexFormat.of().parseHex(hex.asText()); // "" is the empty key, not NULL
-    if ("latin1_keys".equals(mutant)) {
-      // A producer that holds keys as text and encodes them as Latin-1 instead of UTF-8.
-      b = new String(b, StandardCharsets.UTF_8).getBytes(StandardCharsets.ISO_8859_1);
-    }
-    return b;
+    return HexFormat.of().parseHex(hex.asText()); // "" is the empty key, not NULL
   }
 
-  private void bindKey(PreparedStatement ps, int i, byte[] k) throws SQLException {
+  private static void bindKey(PreparedStatement ps, int i, byte[] k) throws SQLException {
     if (k == null) {
       ps.setNull(i, Types.BINARY);
-    } else if ("text_keys".equals(mutant)) {
-      ps.setString(i, new String(k, StandardCharsets.UTF_8)); // sent as text: wrong
     } else {
       ps.setBytes(i, k);
     }
@@ -118,7 +108,7 @@ public final class Producer {
     JsonNode job = req.get("job");
     String schema = quoteIdent(req.get("schema").asText());
     try {
-      byte[] args = CanonicalJson.encode(Typed.decode(job.get("args")), mutant);
+      byte[] args = CanonicalJson.encode(Typed.decode(job.get("args")));
       String argsText = new String(args, StandardCharsets.UTF_8);
       JsonNode partition = job.get("partition");
       boolean partitioned = partition != null && !partition.isNull();
@@ -126,8 +116,8 @@ public final class Producer {
       if ((orderingHex == null || orderingHex.isNull()) && partitioned) {
         orderingHex = partition.get("key_hex"); // the ordering key of the physical queue (§5)
       }
-      byte[] orderingKey = "drop_ordering_key".equals(mutant) ? null : key(orderingHex);
-      byte[] concurrencyKey = "no_concurrency_key".equals(mutant) ? null : key(job.get("concurrency_key_hex"));
+      byte[] orderingKey = key(orderingHex);
+      byte[] concurrencyKey = key(job.get("concurrency_key_hex"));
       if (orderingKey != null && orderingKey.length > Routing.MAX_KEY) {
         throw new CanonicalJson.Refusal("key_too_long", "ordering_key is " + orderingKey.length + " bytes");
       }
@@ -148,7 +138,7 @@ public final class Producer {
         byte[] pre = CanonicalJson.uniquePreimage(job.get("kind").asText(),
             unique.get("by_queue").asBoolean() ? queue : null,
             unique.get("by_args").asBoolean() ? args : null,
-            bucket == null || bucket.isNull() ? null : Long.parseLong(bucket.asText()), mutant);
+            bucket == null || bucket.isNull() ? null : Long.parseLong(bucket.asText()));
         uniqueKey = CanonicalJson.uniqueKey(pre);
         trace.put("unique_key_hex", HexFormat.of().formatHex(uniqueKey));
         trace.put("unique_preimage_hex", HexFormat.of().formatHex(pre));
@@ -168,16 +158,15 @@ public final class Producer {
             width = rs.getInt(1);
           }
         }
-        for (Map.Entry<String, Object> e : Routing.expectations(width, orderingKey, concurrencyKey, mutant).entrySet()) {
+        for (Map.Entry<String, Object> e : Routing.expectations(width, orderingKey, concurrencyKey).entrySet()) {
           opts.set(e.getKey(), JSON.valueToTree(e.getValue()));
         }
       }
 
       // With ? placeholders every cast stays in the SQL. Keys are bytea (setBytes); the states
       // are text cast to varbit, never bit(8), which pads '1111' before the function can refuse.
-      String states = "bit8_cast".equals(mutant) ? "?::bit(8)" : "?::varbit";
       String sql = "SELECT job_id FROM " + schema + ".insert_job(?::text, ?::text, ?::jsonb, ?::smallint, "
-          + "NULL::smallint, ?::timestamptz, NULL::jsonb, ?::text[], ?::bytea, " + states
+          + "NULL::smallint, ?::timestamptz, NULL::jsonb, ?::text[], ?::bytea, ?::varbit"
           + ", ?::bytea, ?::bytea, ?::jsonb)";
       try (PreparedStatement ps = conn.prepareStatement(sql)) {
         ps.setString(1, job.get("kind").asText());

@@ -50,9 +50,9 @@ final class Routing {
   }
 
   /** §8 at width w: the opts keys insert_job checks (ZA001 on a mismatch); null = no key. */
-  static Map<String, Object> expectations(int w, byte[] orderingKey, byte[] concurrencyKey, String mutant) {
+  static Map<String, Object> expectations(int w, byte[] orderingKey, byte[] concurrencyKey) {
     byte[] digestKey = concurrencyKey;
-    if (digestKey == null && !"no_concurrency_fallback".equals(mutant)) {
+    if (digestKey == null) {
       digestKey = orderingKey; // ADR-033 fallback: the ordering key is the concurrency input
     }
     byte[] digest = digestKey == null ? null : concurrencyDigest(digestKey);

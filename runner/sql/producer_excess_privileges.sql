@@ -1,5 +1,6 @@
 -- producer_excess_privileges: each privilege the producer role ($1) holds in schema $2 beyond
 -- ADR-043's (EXECUTE on insert_job, job_routing and, from contract v1.1, queue_enqueue_shards,
+-- from v1.2 job_stored,
 -- plus the documented public functions $3 when they are not SECURITY DEFINER), one readable
 -- line per privilege. The staged bulk path's (docs/contract.md §14) are allowed too: EXECUTE on
 -- publish_batch(uuid) and INSERT on columns of bulk_staging, never on staged_by (filled by its
@@ -36,7 +37,7 @@ UNION ALL
 SELECT pg_catalog.format('EXECUTE on function %s', p.oid::regprocedure)
 FROM pg_catalog.pg_proc p JOIN n ON p.pronamespace = n.oid, r
 WHERE pg_catalog.has_function_privilege(r.oid, p.oid, 'EXECUTE')
-  AND p.proname NOT IN ('insert_job', 'job_routing', 'queue_enqueue_shards')
+  AND p.proname NOT IN ('insert_job', 'job_routing', 'queue_enqueue_shards', 'job_stored')
   AND NOT (p.proname = 'publish_batch'
            AND pg_catalog.oidvectortypes(p.proargtypes) = 'uuid')
   AND NOT (p.proname = ANY ($3::text[]) AND NOT p.prosecdef)

@@ -33,7 +33,7 @@ pub const UNSUPPORTED_IN_SCHEMA: [char; 3] = ['\'', '%', '$'];
 pub const STATUS_DETAIL_LINES: usize = 20;
 
 /// The reference SQL files, in install order (file name, contents).
-pub const FILES: [(&str, &str); 7] = [
+pub const FILES: [(&str, &str); 8] = [
     (
         "001_schema_and_catalog.sql",
         include_str!("../../schema/001_schema_and_catalog.sql"),
@@ -59,6 +59,10 @@ pub const FILES: [(&str, &str); 7] = [
         include_str!("../../schema/006_function_owner.sql"),
     ),
     ("007_bulk.sql", include_str!("../../schema/007_bulk.sql")),
+    (
+        "008_job_stored.sql",
+        include_str!("../../schema/008_job_stored.sql"),
+    ),
 ];
 
 /// Why the schema could not be printed or installed.

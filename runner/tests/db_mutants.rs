@@ -25,7 +25,7 @@ const INSERT_JOB: &str = "insert_job(text, text, jsonb, smallint, smallint, time
                           text[], bytea, bit varying, bytea, bytea, jsonb)";
 
 /// The SQL suites, in the matrix's column order.
-const SUITES: [&str; 11] = [
+const SUITES: [&str; 12] = [
     "catalog",
     "function",
     "rejection",
@@ -37,6 +37,7 @@ const SUITES: [&str; 11] = [
     "lifecycle",
     "v1_1",
     "bulk",
+    "payload",
 ];
 
 /// The staged bulk path's publish function (docs/contract.md §14).
@@ -149,6 +150,7 @@ const HARDENING: &str = "hardening (search_path, owner, grants)";
 const LIFECYCLE: &str = "lifecycle (width lowering, moves)";
 const REVISION: &str = "revision 1.1 (scope, varbit, rotor expectations, widths read)";
 const BULK: &str = "staged bulk path (publish_batch)";
+const PAYLOAD: &str = "stored payload (revision 1.2)";
 
 /// Every mutant.
 #[expect(clippy::too_many_lines, reason = "one table; each row is short")]
@@ -905,7 +907,7 @@ fn mutants() -> Vec<Mutant> {
         },
         Mutant {
             name: "stores_each_job_twice",
-            class: STORED,
+            class: PAYLOAD,
             what: "insert_job stores a second copy of every job",
             apply: |s| {
                 patch_insert_job(
@@ -923,8 +925,134 @@ fn mutants() -> Vec<Mutant> {
                     )],
                 );
             },
-            killed_by: &["function"],
-            must_fail: &["sql::function::"],
+            killed_by: &["function", "rejection", "rotor", "width", "payload"],
+            must_fail: &["sql::function::", "sql::payload::"],
+        },
+        Mutant {
+            name: "tags_not_stored",
+            class: PAYLOAD,
+            what: "insert_job stores no tags",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_tags, '{}'::text[]), p_unique_key",
+                            "'{}'::text[], p_unique_key",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["rejection", "payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "metadata_not_stored",
+            class: PAYLOAD,
+            what: "insert_job stores empty metadata",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_metadata, '{}'::jsonb), COALESCE(p_tags",
+                            "'{}'::jsonb, COALESCE(p_tags",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "max_attempts_ignored",
+            class: PAYLOAD,
+            what: "insert_job stores 25 attempts whatever is asked",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_max_attempts, 25)",
+                            "25",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["rejection", "payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "args_nulls_stripped",
+            class: PAYLOAD,
+            what: "insert_job strips JSON nulls from args",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_args, '{}'::jsonb),",
+                            "jsonb_strip_nulls(COALESCE(p_args, '{}'::jsonb)),",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "run_at_truncated",
+            class: PAYLOAD,
+            what: "insert_job truncates run_at to whole seconds",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_run_at, v_now), v_now",
+                            "date_trunc('second', COALESCE(p_run_at, v_now)), v_now",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["function", "rejection", "rotor", "width", "privilege", "payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "kind_case_folded",
+            class: PAYLOAD,
+            what: "insert_job stores the kind lower-cased",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "p_kind, COALESCE(p_queue, 'default'), COALESCE(p_args",
+                            "lower(p_kind), COALESCE(p_queue, 'default'), COALESCE(p_args",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
+            name: "big_numbers_as_floats",
+            class: PAYLOAD,
+            what: "insert_job passes numbers in args through float8",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[
+                        (
+                            "COALESCE(p_args, '{}'::jsonb),",
+                            "COALESCE(CASE jsonb_typeof(p_args) WHEN 'number' THEN to_jsonb((p_args #>> '{}')::float8) WHEN 'object' THEN (SELECT COALESCE(jsonb_object_agg(e.k, CASE jsonb_typeof(e.v) WHEN 'number' THEN to_jsonb((e.v #>> '{}')::float8) ELSE e.v END), '{}'::jsonb) FROM jsonb_each(p_args) AS e(k, v)) ELSE p_args END, '{}'::jsonb),",
+                        )
+                    ],
+                );
+            },
+            killed_by: &["payload"],
+            must_fail: &["sql::payload::"],
         },
         Mutant {
             name: "job_routing_priority_constant",

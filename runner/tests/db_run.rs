@@ -102,7 +102,7 @@ fn full_run_is_green_and_leaves_the_database_as_found() {
     assert_eq!(report["provenance"]["contract_version"], "1");
     assert_eq!(
         report["provenance"]["level"],
-        "core+uniqueness+move_shard+bulk"
+        "core+uniqueness+move_shard+bulk+payload"
     );
     let after = snapshot(&s);
     assert_eq!(
@@ -471,7 +471,7 @@ fn pretty_output_starts_with_a_provenance_line() {
     let root = p["vectors_root_sha256"].as_str().unwrap();
     let want = format!(
         "awa-conformance {} · vectors root {}…{} · server {} · contract v1 · database dsn (--dsn) \
-         · level core+uniqueness+move_shard+bulk",
+         · level core+uniqueness+move_shard+bulk+payload",
         p["kit_version"].as_str().unwrap(),
         &root[..4],
         &root[root.len() - 4..],

@@ -167,6 +167,17 @@ impl InsertJob {
         self
     }
 
+    /// The payload besides kind and queue: `p_args`, `p_max_attempts`, `p_metadata` (JSON
+    /// text) and `p_tags`.
+    #[must_use]
+    pub fn payload(mut self, args: &str, max_attempts: i16, metadata: &str, tags: &[&str]) -> Self {
+        args.clone_into(&mut self.args);
+        self.max_attempts = max_attempts;
+        metadata.clone_into(&mut self.metadata);
+        self.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+        self
+    }
+
     /// `p_unique_key` and `p_unique_states`.
     #[must_use]
     pub fn unique(mut self, key: Option<&[u8]>, states: Option<&str>) -> Self {
@@ -322,6 +333,150 @@ impl Routing {
             unique_states: self.unique_states.clone(),
         }
     }
+}
+
+/// What `job_stored` reads back: the whole stored job (contract revision 1.2, ADR 0052).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stored {
+    /// `job_id` (`None`: the database keeps no such job of this login).
+    pub job_id: Option<i64>,
+    /// The kind, byte for byte.
+    pub kind: Option<String>,
+    /// The (physical) queue.
+    pub queue: Option<String>,
+    /// The args as jsonb's text.
+    pub args: Option<String>,
+    /// The priority.
+    pub priority: Option<i16>,
+    /// The attempts allowed.
+    pub max_attempts: Option<i16>,
+    /// `run_at` as UTC text to the microsecond (`YYYY-MM-DDTHH:MI:SS.ffffffZ`).
+    pub run_at: Option<String>,
+    /// The initial state.
+    pub state: Option<String>,
+    /// The metadata as jsonb's text.
+    pub metadata: Option<String>,
+    /// The tags, in stored order.
+    pub tags: Option<Vec<String>>,
+    /// The enqueue shard.
+    pub enqueue_shard: Option<i16>,
+    /// The route source.
+    pub route_source: Option<String>,
+    /// The concurrency (or fallback) digest.
+    pub concurrency_digest: Option<Vec<u8>>,
+    /// The §6 digest of the stored ordering key.
+    pub ordering_key_digest: Option<Vec<u8>>,
+    /// The unique key.
+    pub unique_key: Option<Vec<u8>>,
+    /// The unique states as bit text.
+    pub unique_states: Option<String>,
+    /// The login that enqueued it (`session_user` at enqueue).
+    pub enqueued_by: Option<String>,
+}
+
+impl Stored {
+    /// Decode one row of `job_stored_call.sql`.
+    ///
+    /// # Errors
+    /// A column of another type than the contract's.
+    pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
+        Ok(Self {
+            job_id: row.try_get(0)?,
+            kind: row.try_get(1)?,
+            queue: row.try_get(2)?,
+            args: row.try_get(3)?,
+            priority: row.try_get(4)?,
+            max_attempts: row.try_get(5)?,
+            run_at: row.try_get(6)?,
+            state: row.try_get(7)?,
+            metadata: row.try_get(8)?,
+            tags: row.try_get(9)?,
+            enqueue_shard: row.try_get(10)?,
+            route_source: row.try_get(11)?,
+            concurrency_digest: row.try_get(12)?,
+            ordering_key_digest: row.try_get(13)?,
+            unique_key: row.try_get(14)?,
+            unique_states: row.try_get(15)?,
+            enqueued_by: row.try_get(16)?,
+        })
+    }
+
+    /// The JSON shown in reports.
+    #[must_use]
+    pub fn to_json(&self) -> Json {
+        json!({
+            "job_id": self.job_id,
+            "kind": self.kind,
+            "queue": self.queue,
+            "args": self.args,
+            "priority": self.priority,
+            "max_attempts": self.max_attempts,
+            "run_at": self.run_at,
+            "state": self.state,
+            "metadata": self.metadata,
+            "tags": self.tags,
+            "enqueued_by": self.enqueued_by,
+        })
+    }
+}
+
+/// The `job_stored` statement of a quoted schema name.
+#[must_use]
+pub fn stored_sql_in(quoted_schema: &str) -> String {
+    include_str!("../../sql/job_stored_call.sql").replace("@S@", quoted_schema)
+}
+
+/// Read one job whole with a prepared [`stored_sql_in`] statement.
+///
+/// # Errors
+/// A connection error or a column of the wrong type.
+pub async fn stored(
+    client: &Client,
+    st: &Statement,
+    job_id: i64,
+) -> Result<Stored, tokio_postgres::Error> {
+    let row = client.query_one(st, &[&job_id]).await?;
+    Stored::decode(&row)
+}
+
+/// What the server itself makes of the payload `reqs` ask for (`payload_asked.sql`): per
+/// request, its args and metadata as jsonb text and its run_at as UTC text (`None`: none
+/// asked); and the server's clock before any of them is enqueued. An args or metadata text
+/// that is not JSON is the harness's error (the runner never sends one to be stored).
+///
+/// # Errors
+/// The server's error.
+pub async fn asked(
+    client: &Client,
+    reqs: &[InsertJob],
+) -> Result<(Vec<(String, String, Option<String>)>, String), tokio_postgres::Error> {
+    let args: Vec<&str> = reqs.iter().map(|r| r.args.as_str()).collect();
+    let metadata: Vec<&str> = reqs.iter().map(|r| r.metadata.as_str()).collect();
+    let run_at: Vec<Option<&str>> = reqs.iter().map(|r| r.run_at.as_deref()).collect();
+    let rows = client
+        .query(
+            include_str!("../../sql/payload_asked.sql"),
+            &[&args, &metadata, &run_at],
+        )
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut clock = None;
+    for row in &rows {
+        out.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
+        clock.get_or_insert(row.try_get::<_, String>(3)?);
+    }
+    Ok((out, clock.unwrap_or_default()))
+}
+
+/// The server's clock as UTC text to the microsecond (`clock_now.sql`).
+///
+/// # Errors
+/// The server's error.
+pub async fn clock(client: &Client) -> Result<String, tokio_postgres::Error> {
+    client
+        .query_one(include_str!("../../sql/clock_now.sql"), &[])
+        .await?
+        .try_get(0)
 }
 
 /// The `insert_job` statement of `db`'s schema (README "prepared-statement form", text-cast

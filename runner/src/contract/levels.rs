@@ -28,7 +28,7 @@ pub struct Feature {
 }
 
 /// The optional features of a database, in the order a level names them.
-pub const OPTIONAL: [Feature; 3] = [
+pub const OPTIONAL: [Feature; 4] = [
     Feature {
         name: "uniqueness",
         capabilities: &["unique_key", "unique_states"],
@@ -41,6 +41,13 @@ pub const OPTIONAL: [Feature; 3] = [
     Feature {
         name: "bulk",
         capabilities: &["bulk"],
+    },
+    // Contract revision 1.2 (ADR 0052): `job_stored`, the whole stored job, so the payload
+    // (kind, args, tags, metadata, attempts, run_at) is judged; without it the level does not
+    // claim it, and the payload cases are not applicable with the reason.
+    Feature {
+        name: "payload",
+        capabilities: &["job_stored"],
     },
 ];
 
@@ -102,6 +109,8 @@ mod tests {
         assert_eq!(level(&all), "core+uniqueness+move_shard");
         all.push("bulk".to_owned());
         assert_eq!(level(&all), "core+uniqueness+move_shard+bulk");
+        all.push("job_stored".to_owned());
+        assert_eq!(level(&all), "core+uniqueness+move_shard+bulk+payload");
         assert_eq!(level(&caps(&["unique_key"])), "core+unique_key");
         assert_eq!(level(&caps(&["move_shard", "bogus"])), "core+move_shard");
         assert_eq!(

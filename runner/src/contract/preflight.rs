@@ -65,6 +65,27 @@ pub const RESULT_COLUMNS: [(&str, &str); 8] = [
     ("unique_key", "bytea"),
 ];
 
+/// `job_stored_row` columns (contract revision 1.2, ADR 0052).
+pub const STORED_COLUMNS: [(&str, &str); 17] = [
+    ("job_id", "bigint"),
+    ("kind", "text"),
+    ("queue", "text"),
+    ("args", "text"),
+    ("priority", "smallint"),
+    ("max_attempts", "smallint"),
+    ("run_at", "timestamp with time zone"),
+    ("state", "text"),
+    ("metadata", "text"),
+    ("tags", "text[]"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("ordering_key_digest", "bytea"),
+    ("unique_key", "bytea"),
+    ("unique_states", "text"),
+    ("enqueued_by", "text"),
+];
+
 /// D7 `job_routing_row` columns.
 pub const ROUTING_COLUMNS: [(&str, &str); 10] = [
     ("job_id", "bigint"),

@@ -81,6 +81,12 @@ impl DbSetup {
         format!("awa_conformance_{}", self.run_id)
     }
 
+    /// Whether `contract_capabilities()` listed `capability` at preflight.
+    #[must_use]
+    pub fn has(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
     /// The released setup of a compat case (the trials are built only for released Awa).
     ///
     /// # Errors

@@ -73,7 +73,8 @@ impl Layer {
     }
 }
 
-pub use super::call::{h, Observed};
+pub use super::call::{h, Observed, Stored};
+use super::expect::Payload;
 
 /// What the checked database records of a job, so the judge compares only what it can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,6 +262,58 @@ pub fn row_count(asked: usize, found: i64, who: &str) -> Result<(), CaseFailure>
         ),
         json!({"job_rows": asked}),
         json!({"job_rows": found}),
+    ))
+}
+
+/// The payload rule: the whole stored job (`job_stored`) holds the payload `want` field by
+/// field: kind byte for byte, queue, args and metadata as jsonb text (so `1.0` vs `1`, a
+/// dropped null or key, a big integer turned float all differ), priority, max_attempts,
+/// run_at to the microsecond (or inside the enqueue's window when none was asked), and tags
+/// in order. `who` names the writer ("insert_job", "the producer"). Every differing field is
+/// named, in that order.
+///
+/// # Errors
+/// A payload-layer mismatch naming each differing field, with both whole jobs.
+pub fn judge_payload(who: &str, want: &Payload, got: &Stored) -> Result<(), CaseFailure> {
+    let mut wrong: Vec<&str> = Vec::new();
+    let text = |g: &Option<String>, w: &str| g.as_deref() == Some(w);
+    if !text(&got.kind, &want.kind) {
+        wrong.push("kind");
+    }
+    if !text(&got.queue, &want.queue) {
+        wrong.push("queue");
+    }
+    if !text(&got.args, &want.args) {
+        wrong.push("args");
+    }
+    if got.priority != Some(want.priority) {
+        wrong.push("priority");
+    }
+    if got.max_attempts != Some(want.max_attempts) {
+        wrong.push("max_attempts");
+    }
+    if !got.run_at.as_deref().is_some_and(|r| want.run_at.admits(r)) {
+        wrong.push("run_at");
+    }
+    if !text(&got.metadata, &want.metadata) {
+        wrong.push("metadata");
+    }
+    if got.tags.as_ref() != Some(&want.tags) {
+        wrong.push("tags");
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!(
+            "layer: {}: {who} stored {} other than asked (job {})",
+            Layer::Payload.as_str(),
+            wrong.join(", "),
+            got.job_id
+                .map_or_else(|| "not readable".to_owned(), |i| i.to_string()),
+        ),
+        want.to_json(),
+        got.to_json(),
     ))
 }
 

@@ -19,7 +19,7 @@ use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
 use crate::contract::preflight::{
-    columns_match, pair_list, procs, return_columns, ROUTING_COLUMNS,
+    columns_match, pair_list, procs, return_columns, ROUTING_COLUMNS, STORED_COLUMNS,
 };
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -233,6 +233,56 @@ pub(super) fn hardening_cases(function: &'static str) -> Vec<Case> {
 }
 
 /// The `sql::catalog::*` cases.
+/// `<function>_signature`: exactly one `<schema>.<function>(p_job_id bigint)` returning one
+/// row of `columns`, names and types in order (the read functions `job_routing` and
+/// `job_stored`); needs the capability of the same name.
+fn read_signature(
+    function: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+    source: &'static str,
+) -> Case {
+    Case::new("catalog", &format!("{function}_signature"), move |db| {
+        catalog(&db, async |c| {
+            let ns: u32 = c
+                .query_one("SELECT oid FROM pg_namespace WHERE nspname = $1", &[&db.schema.as_str()])
+                .await
+                .map_err(|e| query_fail(&db, "pg_namespace", &e))?
+                .get(0);
+            let found = procs(c, ns, function)
+                .await
+                .map_err(|e| query_fail(&db, "pg_proc", &e))?;
+            let [p] = found.as_slice() else {
+                return Err(CaseFailure::new(format!(
+                    "expected exactly one {}.{function}, found {}",
+                    db.schema.quoted(),
+                    found.len()
+                )));
+            };
+            let cols = return_columns(c, p.ret)
+                .await
+                .map_err(|e| query_fail(&db, "pg_attribute", &e))?;
+            let args_ok = p.arg_names == ["p_job_id"] && p.arg_types == ["bigint"] && p.all_in;
+            if args_ok && !p.retset && columns_match(&cols, columns) {
+                Ok(Verdict::Passed)
+            } else {
+                Err(CaseFailure::mismatch(
+                    format!("{function} signature differs from {source}"),
+                    json!({
+                        "args": "p_job_id bigint",
+                        "returns": columns.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
+                    }),
+                    json!({
+                        "args": pair_list(&p.arg_names, &p.arg_types),
+                        "returns": cols.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
+                        "oid": p.oid,
+                    }),
+                ))
+            }
+        })
+    })
+    .requires(function)
+}
+
 pub(super) fn cases() -> Vec<Case> {
     let mut out = hardening_cases("insert_job");
     out.extend(
@@ -273,48 +323,33 @@ pub(super) fn cases() -> Vec<Case> {
             ))
         }
     }));
-    out.push(
-        Case::new("catalog", "job_routing_signature", |db| {
-            catalog(&db, async |c| {
-                let ns: u32 = c
-                    .query_one("SELECT oid FROM pg_namespace WHERE nspname = $1", &[&db.schema.as_str()])
-                    .await
-                    .map_err(|e| query_fail(&db, "pg_namespace", &e))?
-                    .get(0);
-                let found = procs(c, ns, "job_routing")
-                    .await
-                    .map_err(|e| query_fail(&db, "pg_proc", &e))?;
-                let [p] = found.as_slice() else {
-                    return Err(CaseFailure::new(format!(
-                        "expected exactly one {}.job_routing, found {}",
-                        db.schema.quoted(),
-                        found.len()
-                    )));
-                };
-                let cols = return_columns(c, p.ret)
-                    .await
-                    .map_err(|e| query_fail(&db, "pg_attribute", &e))?;
-                let args_ok = p.arg_names == ["p_job_id"] && p.arg_types == ["bigint"] && p.all_in;
-                if args_ok && !p.retset && columns_match(&cols, &ROUTING_COLUMNS) {
-                    Ok(Verdict::Passed)
-                } else {
-                    Err(CaseFailure::mismatch(
-                        "job_routing signature differs from ADR 0001 D7",
-                        json!({
-                            "args": "p_job_id bigint",
-                            "returns": ROUTING_COLUMNS.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
-                        }),
-                        json!({
-                            "args": pair_list(&p.arg_names, &p.arg_types),
-                            "returns": cols.iter().map(|(n, t)| format!("{n} {t}")).collect::<Vec<_>>(),
-                            "oid": p.oid,
-                        }),
-                    ))
-                }
-            })
-        })
-        .requires("job_routing"),
+    out.push(read_signature(
+        "job_routing",
+        &ROUTING_COLUMNS,
+        "ADR 0001 D7",
+    ));
+    out.extend(
+        hardening_cases("job_stored")
+            .into_iter()
+            .map(|c| c.requires("job_stored")),
     );
+    out.push(read_signature("job_stored", &STORED_COLUMNS, "ADR 0052"));
+    out.push(Case::new("catalog", "revision_1_2_has_job_stored", |db| {
+        let has = |c: &str| db.capabilities.iter().any(|a| a == c);
+        if !has("contract_1_2") || has("job_stored") {
+            return Ok(Verdict::Passed);
+        }
+        Err(CaseFailure::mismatch(
+            format!(
+                "{}.contract_capabilities() lists contract_1_2 without job_stored: revision 1.2 \
+                 is the whole stored job read back (docs/contract.md §16); add job_stored, or \
+                 drop contract_1_2",
+                db.schema.quoted()
+            ),
+            json!(["contract_1_2", "job_stored"]),
+            json!(db.capabilities),
+        ))
+    }));
     out.push(Case::new("catalog", "producer_role_grants", |db| {
         catalog(&db, async |c| {
             let row = c

@@ -29,6 +29,7 @@ mod catalog;
 pub mod compat;
 mod function;
 mod lifecycle;
+mod payload;
 mod privilege;
 mod race;
 mod rejection;
@@ -72,6 +73,7 @@ pub fn trials(
         lifecycle::cases(),
         revision::cases(),
         bulk::cases(),
+        payload::cases(vectors),
     ]
     .into_iter()
     .flatten()

@@ -9,7 +9,9 @@ use serde_json::Value as Json;
 use tokio_postgres::{Client, Statement};
 
 use super::case::{query_fail, setup_fail};
-use crate::contract::judge::{judge_kept, row_count};
+use crate::contract::call;
+use crate::contract::expect::Payload;
+use crate::contract::judge::{judge_kept, judge_payload, row_count};
 use crate::contract::sweep::{count_jobs, JobScope};
 use crate::contract::target::DbSetup;
 use crate::outcome::CaseFailure;
@@ -134,6 +136,17 @@ pub(super) async fn insert_and_read_all(
         Rows::Counted => jobs_in(client, db, &queues).await?,
         Rows::NotVisible => 0,
     };
+    // Revision 1.2: the whole stored job is judged too (ADR 0052).
+    let payload = db.has("job_stored");
+    let asked = if payload && !reqs.is_empty() {
+        Some(
+            call::asked(client, reqs)
+                .await
+                .map_err(|e| query_fail(db, "reading what the server makes of the payload", &e))?,
+        )
+    } else {
+        None
+    };
     let (ins, rd) = prepare(client, db).await?;
     let inserted =
         futures_util::future::join_all(reqs.iter().map(|r| insert(client, &ins, r))).await;
@@ -168,5 +181,38 @@ pub(super) async fn insert_and_read_all(
         let after = jobs_in(client, db, &queues).await?;
         row_count(out.len(), after.saturating_sub(before), "insert_job")?;
     }
+    if let Some((asked, from)) = asked {
+        judge_stored_payloads(client, db, reqs, &out, asked, &from).await?;
+    }
     Ok(out)
+}
+
+/// Read every inserted job whole (`job_stored`, pipelined) and judge its payload against what
+/// its request asked, as the server's own types make it.
+async fn judge_stored_payloads(
+    client: &Client,
+    db: &DbSetup,
+    reqs: &[InsertJob],
+    inserted: &[(Inserted, Routing)],
+    asked: Vec<(String, String, Option<String>)>,
+    from: &str,
+) -> Result<(), CaseFailure> {
+    let st = client
+        .prepare(&call::stored_sql_in(db.schema.quoted()))
+        .await
+        .map_err(|e| query_fail(db, "preparing job_stored", &e))?;
+    let whole = futures_util::future::join_all(
+        inserted
+            .iter()
+            .map(|(i, _)| call::stored(client, &st, i.job_id)),
+    )
+    .await;
+    let to = call::clock(client)
+        .await
+        .map_err(|e| query_fail(db, "reading the server's clock", &e))?;
+    for (((r, a), (i, _)), got) in reqs.iter().zip(asked).zip(inserted).zip(whole) {
+        let got = got.map_err(|e| query_fail(db, &format!("job_stored({})", i.job_id), &e))?;
+        judge_payload("insert_job", &Payload::asked(r, a, (from, &to)), &got)?;
+    }
+    Ok(())
 }

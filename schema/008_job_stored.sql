@@ -1,4 +1,4 @@
--- 008_job_stored: contract revision 1.2 (docs/contract.md §16, docs/adr/0052-contract-revision-1-2-job-stored.md):
+-- 008_job_stored: contract revision 1.2 (docs/contract.md §15, ADR 0052):
 -- job_stored(job_id), the whole stored job as a worker will see it, scoped like job_routing.
 --
 -- Depends on: 002 (contract_jobs), 003 (concurrency_digest), 004 (job_routing's scoping rule),

@@ -261,6 +261,18 @@ fn producer_that_stores_each_job_twice_fails_on_the_row_count() {
     assert!(failed.len() >= 5, "{failed:?}");
 }
 
+/// The payload rule (contract::judge::judge_payload, revision 1.2): a producer that computes
+/// the unique key from the args but stores `{}` fails the payload layer on the cases with args.
+fn producer_that_drops_the_args_fails_at_the_payload() {
+    let failed = mutant_fails(
+        "drop_args",
+        false,
+        "producer::unique_key::",
+        "layer: payload: the producer stored args other than asked",
+    );
+    assert!(failed.len() >= 10, "{}", failed.len());
+}
+
 fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
     let s = Scratch::install(&dsn(), "prod_fault");
     let started = std::time::Instant::now();
@@ -921,6 +933,11 @@ fn main() {
             "producer_that_stores_each_job_twice_fails_on_the_row_count",
             Gate::Dsn,
             producer_that_stores_each_job_twice_fails_on_the_row_count,
+        ),
+        (
+            "producer_that_drops_the_args_fails_at_the_payload",
+            Gate::Dsn,
+            producer_that_drops_the_args_fails_at_the_payload,
         ),
         (
             "crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on",

@@ -439,6 +439,10 @@ pub async fn stored(
     Stored::decode(&row)
 }
 
+/// What the server makes of one request's payload: its args and metadata as jsonb text, and
+/// its run_at as UTC text to the microsecond (`None`: none asked).
+pub type Asked = (String, String, Option<String>);
+
 /// What the server itself makes of the payload `reqs` ask for (`payload_asked.sql`): per
 /// request, its args and metadata as jsonb text and its run_at as UTC text (`None`: none
 /// asked); and the server's clock before any of them is enqueued. An args or metadata text
@@ -449,7 +453,7 @@ pub async fn stored(
 pub async fn asked(
     client: &Client,
     reqs: &[InsertJob],
-) -> Result<(Vec<(String, String, Option<String>)>, String), tokio_postgres::Error> {
+) -> Result<(Vec<Asked>, String), tokio_postgres::Error> {
     let args: Vec<&str> = reqs.iter().map(|r| r.args.as_str()).collect();
     let metadata: Vec<&str> = reqs.iter().map(|r| r.metadata.as_str()).collect();
     let run_at: Vec<Option<&str>> = reqs.iter().map(|r| r.run_at.as_deref()).collect();

@@ -278,7 +278,7 @@ impl RunAt {
 }
 
 /// What a stored job must hold besides its routing: the payload a worker receives (contract
-/// revision 1.2, ADR 0052; docs/contract.md §16 says what "stored as asked" means per field).
+/// revision 1.2, ADR 0052; docs/contract.md §15 says what "stored as asked" means per field).
 /// `args` and `metadata` are jsonb's text of what was asked, as PostgreSQL itself makes it
 /// (`payload_asked.sql`), or the reference row's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +308,7 @@ impl Payload {
     #[must_use]
     pub fn asked(
         request: &super::call::InsertJob,
-        asked: (String, String, Option<String>),
+        asked: super::call::Asked,
         clock: (&str, &str),
     ) -> Self {
         let (args, metadata, run_at) = asked;

@@ -19,7 +19,8 @@ use super::wire::{
 };
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
-use crate::contract::judge::{self, Observed, Records, Rejection};
+use crate::contract::expect::Payload;
+use crate::contract::judge::{self, Observed, Records, Rejection, Stored};
 use crate::contract::sweep::{count_jobs, JobScope};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -504,6 +505,48 @@ impl Session {
         }
     }
 
+    /// Whether the target reads a job back whole (`job_stored`, revision 1.2): then the
+    /// payload a producer stores is judged too.
+    fn payload_read(&self) -> bool {
+        matches!(self.target, Target::Contract) && self.db.has("job_stored")
+    }
+
+    /// What the server makes of `call`'s payload, and its clock now.
+    fn asked(
+        &self,
+        inner: &mut Inner,
+        call: &InsertJob,
+    ) -> Result<(call::Asked, String), CaseFailure> {
+        let client = self.client(inner)?;
+        let (mut asked, clock) = self
+            .db
+            .pg
+            .block_on(call::asked(client, std::slice::from_ref(call)))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| self.db_err("reading what the server makes of the payload", &e))?;
+        let one = asked
+            .pop()
+            .ok_or_else(|| CaseFailure::harness("payload_asked.sql returned no row"))?;
+        Ok((one, clock))
+    }
+
+    /// The job whole through `job_stored`, and the clock after reading it.
+    fn whole(&self, inner: &mut Inner, job_id: i64) -> Result<(Stored, String), CaseFailure> {
+        let client = self.client(inner)?;
+        let db = &self.db;
+        self.db
+            .pg
+            .block_on(async {
+                let st = client
+                    .prepare(&call::stored_sql_in(db.schema.quoted()))
+                    .await?;
+                let whole = call::stored(client, &st, job_id).await?;
+                Ok((whole, call::clock(client).await?))
+            })
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| self.db_err("reading the stored job through job_stored", &e))
+    }
+
     /// The stored job, through `job_routing` (or queue storage on released Awa).
     fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
         let storage = self.storage()?;
@@ -624,6 +667,12 @@ impl Session {
                     ))
                 }
             };
+        // Revision 1.2: what the server makes of the payload asked, and the clock before the
+        // producer's call (a defaulted run_at falls between it and the answer).
+        let asked = match (&step.outcome, self.payload_read()) {
+            (Outcome::Stored(_), true) => Some(self.asked(inner, &step.call)?),
+            _ => None,
+        };
         let answer = self.ask(inner, case, &step.job)?;
         let request = serde_json::to_value(&step.job).unwrap_or(Json::Null);
         match (&step.outcome, answer) {
@@ -648,6 +697,14 @@ impl Session {
                     trace.as_ref(),
                     self.target.records(),
                 )?;
+                if let Some((asked, from)) = asked {
+                    let (whole, to) = self.whole(inner, job_id)?;
+                    let want = Payload::asked(&step.call, asked, (&from, &to));
+                    judge::judge_payload("the producer", &want, &whole).map_err(|mut f| {
+                        f.actual = Some(json!({"stored": f.actual, "request": request}));
+                        f
+                    })?;
+                }
                 Ok(None)
             }
             (Outcome::Stored(want), EnqueueAnswer::Refused(r)) => Err(CaseFailure::mismatch(

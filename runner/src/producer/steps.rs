@@ -209,6 +209,10 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
             let mut call = base_call(&q);
             call.kind.clone_from(&u.kind);
+            // The args as the contract's canonical JSON: what the job must hold (ADR 0052).
+            if let Some(c) = &u.canonical_args {
+                call.args = String::from_utf8_lossy(c).into_owned();
+            }
             call.unique_key = Some(key.clone());
             call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
             let mut want = expected(&q, 1, ROTOR, None)?;

@@ -9,8 +9,8 @@
 //! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
 //! commits a job it never answers into the queue `stray`, outside the run's queues) and
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
-//! case whose name contains SUBSTR), and `twice` (stores every job without a unique key a
-//! second time and answers the first).
+//! case whose name contains SUBSTR), `twice` (stores every job without a unique key a
+//! second time and answers the first) and `drop_args` (stores `{}` as every job's args).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -272,7 +272,11 @@ async fn main() {
             .map(|t| t.as_str().unwrap().to_owned())
             .collect();
         let states: Option<String> = job["unique_states"].as_str().map(str::to_owned);
-        let args_text = String::from_utf8(canonical.clone()).unwrap();
+        let mut args_text = String::from_utf8(canonical.clone()).unwrap();
+        if mutant == "drop_args" {
+            // The key is computed from the args, but the job is stored without them.
+            args_text = "{}".to_owned();
+        }
         let res = client
             .query_one(
                 &insert,

@@ -342,7 +342,7 @@ pub(super) fn cases() -> Vec<Case> {
         Err(CaseFailure::mismatch(
             format!(
                 "{}.contract_capabilities() lists contract_1_2 without job_stored: revision 1.2 \
-                 is the whole stored job read back (docs/contract.md §16); add job_stored, or \
+                 is the whole stored job read back (docs/contract.md §15); add job_stored, or \
                  drop contract_1_2",
                 db.schema.quoted()
             ),

@@ -55,7 +55,7 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
                     if args.contains(r"\u0000") {
                         // jsonb cannot hold U+0000: PostgreSQL's own jsonb input refuses the
                         // args (22P05), and nothing may be stored in its place (docs/contract.md
-                        // §16). The error aborts the transaction, so no row can remain.
+                        // §15). The error aborts the transaction, so no row can remain.
                         let st = client
                             .prepare(&call::insert_sql(&db))
                             .await

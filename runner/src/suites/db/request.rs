@@ -194,7 +194,7 @@ async fn judge_stored_payloads(
     db: &DbSetup,
     reqs: &[InsertJob],
     inserted: &[(Inserted, Routing)],
-    asked: Vec<(String, String, Option<String>)>,
+    asked: Vec<call::Asked>,
     from: &str,
 ) -> Result<(), CaseFailure> {
     let st = client

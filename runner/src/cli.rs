@@ -216,9 +216,11 @@ pub struct RunArgs {
     )]
     pub max_consecutive_timeouts: u32,
 
-    /// With --producer: only check the producer's protocol with canned requests (hello, two
-    /// enqueues, one refusal, stop), as `producer::protocol::<step>`, without judging what it
-    /// stores: a smoke test for people writing a producer.
+    /// With --producer: instead of the producer cases, check the producer's protocol with
+    /// canned requests (hello, two enqueues, one refusal, stop), as
+    /// `producer::protocol::<step>`, without judging what it stores: a smoke test for people
+    /// writing a producer. The run's other suites still run; the filter `producer::protocol`
+    /// selects the exchange alone.
     #[arg(long, requires = "producer", help_heading = "Producers")]
     pub validate_producer: bool,
 }

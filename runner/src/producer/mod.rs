@@ -470,6 +470,14 @@ pub fn run_trials(
     vectors: &VectorSet,
 ) -> Result<(Vec<Trial>, Option<Arc<engine::Session>>), crate::error::Error> {
     let Some(db) = db else {
+        // The same names `--list` shows: the protocol exchange's in validate mode.
+        if launch.validate {
+            let ignored = validate::trial_names()
+                .into_iter()
+                .map(|name| ctx.ignored(SUITE, name, no_db_reason.to_owned()))
+                .collect();
+            return Ok((ignored, None));
+        }
         return Ok((trials(ctx, None, no_db_reason, vectors), None));
     };
     let stopped = {

@@ -292,7 +292,7 @@ impl StderrTail {
 
     /// Take what was captured since the last call (lossy UTF-8), masked: a child that
     /// prints its DSN or `PGPASSWORD` must not put the password into a report
-    /// ([`crate::report::redact`]).
+    /// ([`crate::redact`]).
     #[must_use]
     pub fn take(&self) -> String {
         let text = self
@@ -300,7 +300,7 @@ impl StderrTail {
             .lock()
             .map(|mut b| String::from_utf8_lossy(&std::mem::take(&mut *b)).into_owned())
             .unwrap_or_default();
-        crate::report::redact::redact_secrets(&text)
+        crate::redact::redact_secrets(&text)
     }
 }
 

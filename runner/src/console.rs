@@ -7,7 +7,7 @@
 //! pipe's write end) and this module copies the pipe to the real destination line by line:
 //! a `test <name> ... ok` line of a case recorded as an expected failure becomes
 //! `... xfail`; everything else (the failure texts, the `--format json` event stream) passes
-//! unchanged but for passwords, masked ([`crate::report::redact`]). When the destination
+//! unchanged but for passwords, masked ([`crate::redact`]). When the destination
 //! cannot be written any more the copy keeps draining the pipe, so libtest never blocks or
 //! panics, and the run is told once to stop.
 //!
@@ -189,11 +189,11 @@ fn copy(
     }
 }
 
-/// `line` through the masking door ([`crate::report::redact`]); a line that is not UTF-8
+/// `line` through the masking door ([`crate::redact`]); a line that is not UTF-8
 /// is masked as lossy UTF-8 (a replacement character beats a leaked password).
 fn mask(line: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(line);
-    crate::report::redact::redact_secrets(&text).into_bytes()
+    crate::redact::redact_secrets(&text).into_bytes()
 }
 
 /// The line with `ok` replaced by `xfail` when it is libtest's result line of a case that

@@ -2,7 +2,7 @@
 //!
 //! Every message is one line that names the file, vector ID or option at fault and the fix.
 //! Messages never contain a DSN password: callers pass DSNs through
-//! [`crate::report::redact::redact_secrets`] before putting them in an error.
+//! [`crate::redact::redact_secrets`] before putting them in an error.
 
 use std::path::PathBuf;
 

@@ -21,6 +21,7 @@ pub mod outcome;
 pub mod pg;
 pub mod producer;
 pub mod progress;
+pub mod redact;
 pub mod report;
 pub mod run;
 pub mod schema_install;
@@ -39,9 +40,9 @@ use cli::{Action, Cli};
 pub fn main_with_args(argv: &[String]) -> u8 {
     // Before anything can print: every password of the command line and the environment is
     // masked in every message from here on, clap's usage errors (which quote arguments)
-    // included (report::redact).
+    // included (redact).
     let env: Vec<(String, String)> = std::env::vars().collect();
-    report::redact::remember_run_secrets(argv, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    redact::remember_run_secrets(argv, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let argv = cli::global_options_after_subcommand(argv);
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
@@ -56,7 +57,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
         }
     };
     dispatch(cli, &argv).unwrap_or_else(|e| {
-        let text = report::redact::redact_secrets(&e.to_string());
+        let text = redact::redact_secrets(&e.to_string());
         let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
         e.exit_code()
     })
@@ -75,7 +76,7 @@ fn print_clap(e: &clap::Error) {
         } else {
             rendered.to_string()
         };
-        let _ = err.write_all(report::redact::redact_secrets(&text).as_bytes());
+        let _ = err.write_all(redact::redact_secrets(&text).as_bytes());
     } else {
         let mut out = std::io::stdout();
         let text = if out.is_terminal() {
@@ -83,7 +84,7 @@ fn print_clap(e: &clap::Error) {
         } else {
             rendered.to_string()
         };
-        let _ = out.write_all(report::redact::redact_secrets(&text).as_bytes());
+        let _ = out.write_all(redact::redact_secrets(&text).as_bytes());
     }
 }
 

@@ -23,7 +23,7 @@
 //! [`CaseFailure::harness`] for the latter. Provenance keys the DB suite sets:
 //! [`PROVENANCE_SERVER_VERSION`] and [`PROVENANCE_CONTRACT_VERSION`].
 
-use crate::report::redact::{redact_json, redact_secrets};
+use crate::redact::{redact_json, redact_secrets};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};

@@ -28,7 +28,7 @@ use tokio_postgres::config::{
 use tokio_postgres::{Client, Config};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::report::redact;
+use crate::redact;
 
 /// `application_name` of every runner connection unless the DSN or `PGAPPNAME` sets one
 /// (libpq's `fallback_application_name`; tests find the runner's backends by it).

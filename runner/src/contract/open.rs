@@ -51,7 +51,7 @@ pub fn preflight(
     if let Err(e) = swept {
         // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
         use std::io::Write;
-        let e = crate::report::redact::redact_secrets(&e.to_string());
+        let e = crate::redact::redact_secrets(&e.to_string());
         let _ = writeln!(
             std::io::stderr(),
             "awa-conformance: warning: sweeping leftovers of earlier killed runs failed: {e}"

@@ -224,7 +224,7 @@ impl Totals {
 }
 
 fn stderr_line(text: &str) {
-    let text = crate::report::redact::redact_secrets(text);
+    let text = crate::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance fuzz: {text}");
 }
 
@@ -445,7 +445,7 @@ fn print_finding(f: &Finding, target: &str) -> Result<(), StopReason> {
         ("target".to_owned(), Json::str(target)),
         (
             "finding".to_owned(),
-            Json::str(crate::report::redact::redact_secrets(&f.message)),
+            Json::str(crate::redact::redact_secrets(&f.message)),
         ),
         ("expected".to_owned(), Json::from_serde(&f.expected)),
         ("actual".to_owned(), Json::from_serde(&f.actual)),

@@ -26,6 +26,7 @@ use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
 mod bulk;
+mod readback;
 
 /// How much of the producer's stderr a case message carries (the JSON report too).
 const STDERR_IN_MESSAGE: usize = 4096;
@@ -412,41 +413,6 @@ impl Session {
         Ok(Verdict::Passed)
     }
 
-    /// The row-count rule after a plan that passed: the case's queues, and every row the
-    /// run's own login wrote anywhere, hold one job per accepted request (none for a refused
-    /// one). On a contract database only: released Awa spreads a job over lanes and
-    /// tables of its own, so there the count is not made (docs/contract.md says so).
-    fn count_rows(
-        &self,
-        inner: &mut Inner,
-        plan: &Plan,
-        scope: &str,
-        verdict: Verdict,
-    ) -> Result<Verdict, CaseFailure> {
-        if !matches!(verdict, Verdict::Passed) || !matches!(self.target, Target::Contract) {
-            return Ok(verdict);
-        }
-        let asked = plan
-            .steps
-            .iter()
-            .filter(|s| matches!(s.outcome, Outcome::Stored(_)))
-            .count();
-        let jobs = JobScope {
-            queues: &[],
-            prefix: Some(scope),
-            login: self.login.run_scoped.as_deref(),
-        };
-        let client = self.client(inner)?;
-        let found = self
-            .db
-            .pg
-            .block_on(count_jobs(client, &self.db, jobs))
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))?;
-        judge::row_count(asked, found, "the producer")?;
-        Ok(verdict)
-    }
-
     /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa
     /// `insert_job_compat` (bound as the released SDKs bind it) with the job read back from
     /// queue storage before the rollback.
@@ -503,72 +469,6 @@ impl Session {
             // `not_applicable` keeps every case of such a session from running.
             Target::Unreadable(why) => Err(CaseFailure::harness(why.clone())),
         }
-    }
-
-    /// Whether the target reads a job back whole (`job_stored`, revision 1.2): then the
-    /// payload a producer stores is judged too.
-    fn payload_read(&self) -> bool {
-        matches!(self.target, Target::Contract) && self.db.has("job_stored")
-    }
-
-    /// What the server makes of `call`'s payload, and its clock now.
-    fn asked(
-        &self,
-        inner: &mut Inner,
-        call: &InsertJob,
-    ) -> Result<(call::Asked, String), CaseFailure> {
-        let client = self.client(inner)?;
-        let (mut asked, clock) = self
-            .db
-            .pg
-            .block_on(call::asked(client, std::slice::from_ref(call)))
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err("reading what the server makes of the payload", &e))?;
-        let one = asked
-            .pop()
-            .ok_or_else(|| CaseFailure::harness("payload_asked.sql returned no row"))?;
-        Ok((one, clock))
-    }
-
-    /// The job whole through `job_stored`, and the clock after reading it.
-    fn whole(&self, inner: &mut Inner, job_id: i64) -> Result<(Stored, String), CaseFailure> {
-        let client = self.client(inner)?;
-        let db = &self.db;
-        self.db
-            .pg
-            .block_on(async {
-                let st = client
-                    .prepare(&call::stored_sql_in(db.schema.quoted()))
-                    .await?;
-                let whole = call::stored(client, &st, job_id).await?;
-                Ok((whole, call::clock(client).await?))
-            })
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err("reading the stored job through job_stored", &e))
-    }
-
-    /// The stored job, through `job_routing` (or queue storage on released Awa).
-    fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
-        let storage = self.storage()?;
-        let client = self.client(inner)?;
-        let db = &self.db;
-        let (what, read) = match storage {
-            Some(storage) => (
-                "reading the stored job from queue storage",
-                self.db
-                    .pg
-                    .block_on(call::released_job(client, storage, job_id)),
-            ),
-            None => (
-                "reading the stored job through job_routing",
-                self.db.pg.block_on(async {
-                    let st = client.prepare(&call::read_sql(db)).await?;
-                    call::read(client, &st, job_id).await.map(|r| r.observed())
-                }),
-            ),
-        };
-        read.map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err(what, &e))
     }
 
     /// Ask the producer; a fault is a harness error, after which the producer is restarted.

@@ -8,7 +8,7 @@ pub mod baseline;
 pub mod json;
 pub mod junit;
 pub mod markdown;
-pub mod redact;
+
 pub mod shorten;
 
 use std::collections::BTreeMap;

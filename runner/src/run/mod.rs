@@ -56,16 +56,16 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
 }
 
 /// One `awa-conformance: warning: …` line on stderr (stdout may carry libtest's JSON),
-/// masked ([`crate::report::redact`]).
+/// masked ([`crate::redact`]).
 fn warn(text: &str) {
     use std::io::Write;
-    let text = crate::report::redact::redact_secrets(text);
+    let text = crate::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: warning: {text}");
 }
 
 /// One `awa-conformance: error: …` line on stderr, masked.
 fn report_error(text: &str) {
     use std::io::Write;
-    let text = crate::report::redact::redact_secrets(text);
+    let text = crate::redact::redact_secrets(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
 }

@@ -12,9 +12,7 @@ use crate::outcome::{
     RunContext, Status, PROVENANCE_CONTRACT_VERSION, PROVENANCE_DATABASE, PROVENANCE_LEVEL,
     PROVENANCE_SERVER_VERSION,
 };
-use crate::report::{
-    baseline, redact::redact_secrets, Provenance, Report, Summary, Verdict, NOT_AVAILABLE,
-};
+use crate::report::{baseline, Provenance, Report, Summary, Verdict, NOT_AVAILABLE};
 
 use super::execute::Ran;
 use super::plan::Plan;
@@ -218,7 +216,10 @@ fn build_report(
         database: take(PROVENANCE_DATABASE),
         level: take(PROVENANCE_LEVEL),
         started_at,
-        argv: argv.iter().map(|a| redact_secrets(a)).collect(),
+        argv: argv
+            .iter()
+            .map(|a| crate::redact::redact_secrets(a))
+            .collect(),
         extra: provenance_extra,
     };
     Report {

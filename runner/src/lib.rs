@@ -25,6 +25,7 @@ pub mod redact;
 pub mod report;
 pub mod run;
 pub mod schema_install;
+pub mod shorten;
 pub mod suites;
 pub mod vector_set;
 

@@ -35,7 +35,7 @@ use serde::Serialize;
 use crate::expected::ExpectedFailures;
 use crate::interrupt::StopReason;
 use crate::progress::Progress;
-use crate::report::shorten;
+use crate::shorten;
 
 /// Provenance key: the PostgreSQL server version (`SHOW server_version`), set by the DB suite.
 pub const PROVENANCE_SERVER_VERSION: &str = "server_version";

@@ -49,14 +49,15 @@ const THREAD_GRACE: Duration = Duration::from_secs(2);
 /// which it answers with `{"output":{"error":"<code>"}}` (docs/adapter-protocol.md).
 pub const ERRORS_CAPABILITY: &str = "errors";
 /// The protocol version that adds `enqueue` (a program may declare function families
-/// beside `enqueue`; the adapter ignores `enqueue` and `bulk`).
-pub const ENQUEUE_PROTOCOL_VERSION: u64 = crate::producer::wire::PROTOCOL_VERSION;
+/// beside `enqueue`; the adapter ignores `enqueue` and `bulk`). The producer engine's
+/// protocol (`producer::wire`) takes it from here: one protocol, one place.
+pub const ENQUEUE_PROTOCOL_VERSION: u64 = 2;
+/// The capability of a producer that answers `enqueue` requests.
+pub const ENQUEUE_CAPABILITY: &str = "enqueue";
+/// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
+pub const BULK_CAPABILITY: &str = "bulk";
 /// Capabilities that name no family.
-const NON_FAMILY_CAPABILITIES: [&str; 3] = [
-    ERRORS_CAPABILITY,
-    crate::producer::wire::ENQUEUE_CAPABILITY,
-    crate::producer::wire::BULK_CAPABILITY,
-];
+const NON_FAMILY_CAPABILITIES: [&str; 3] = [ERRORS_CAPABILITY, ENQUEUE_CAPABILITY, BULK_CAPABILITY];
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 

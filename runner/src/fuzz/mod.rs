@@ -434,8 +434,8 @@ fn print_finding(f: &Finding, target: &str) -> Result<(), StopReason> {
         g.case,
         g.vector.id,
         f.message,
-        crate::report::shorten::display(&f.expected),
-        crate::report::shorten::display(&f.actual),
+        crate::shorten::display(&f.expected),
+        crate::shorten::display(&f.actual),
     ));
     let int = |n: u64| i64::try_from(n).map_or_else(|_| Json::Str(n.to_string()), Json::Int);
     let doc = Json::Obj(vec![

@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 /// The protocol version that adds `enqueue` (protocol 1 stays valid for function-only adapters).
-pub const PROTOCOL_VERSION: u64 = 2;
+pub const PROTOCOL_VERSION: u64 = crate::adapter::ENQUEUE_PROTOCOL_VERSION;
 /// The capability of a producer that answers `enqueue` requests.
-pub const ENQUEUE_CAPABILITY: &str = "enqueue";
+pub const ENQUEUE_CAPABILITY: &str = crate::adapter::ENQUEUE_CAPABILITY;
 /// The capability of a producer that is also sent the expected-refusal cases.
 pub const ERRORS_CAPABILITY: &str = "errors";
 /// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
-pub const BULK_CAPABILITY: &str = "bulk";
+pub const BULK_CAPABILITY: &str = crate::adapter::BULK_CAPABILITY;
 
 /// `implementation` of a hello.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,9 +25,10 @@ use quick_junit::{
     NonSuccessKind, Property, Report as JunitReport, TestCase, TestCaseStatus, TestSuite,
 };
 
-use super::{shorten, Report, Verdict};
+use super::{Report, Verdict};
 use crate::error::Error;
 use crate::outcome::{CaseResult, Status};
+use crate::shorten;
 
 /// The JUnit XML text.
 pub fn render(report: &Report) -> Result<String, Error> {

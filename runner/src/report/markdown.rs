@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::{one_line, shorten, Report};
+use super::{one_line, Report};
 use crate::outcome::{CaseResult, Status};
+use crate::shorten;
 
 /// At most this many failures are listed; GitHub caps a step summary at 1 MiB.
 const MAX_LISTED: usize = 200;

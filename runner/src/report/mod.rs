@@ -9,8 +9,6 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 
-pub mod shorten;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -853,7 +853,7 @@ fn mutants() -> Vec<Mutant> {
             apply: |s| {
                 patch_insert_job(s, &[("COALESCE(p_priority, 2)", "COALESCE(p_priority, 1)")])
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "payload"],
             must_fail: &["sql::rejection::null_arguments_mean_defaults"],
         },
         Mutant {
@@ -879,7 +879,7 @@ fn mutants() -> Vec<Mutant> {
                     ],
                 );
             },
-            killed_by: &["rejection"],
+            killed_by: &["rejection", "payload"],
             must_fail: &["sql::rejection::null_arguments_mean_defaults"],
         },
         // ---- stored values ----
@@ -1065,7 +1065,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("j.state, j.priority,", "j.state, 2::smallint,")],
                 );
             },
-            killed_by: &["function", "rejection", "privilege", "bulk"],
+            killed_by: &["function", "rejection", "privilege", "bulk", "payload"],
             must_fail: &["sql::function::", "sql::rejection::accepts_priority_4"],
         },
         Mutant {
@@ -1079,7 +1079,7 @@ fn mutants() -> Vec<Mutant> {
                     &[("j.queue, j.state,", "j.queue, 'available'::text,")],
                 );
             },
-            killed_by: &["function", "rejection", "privilege", "bulk"],
+            killed_by: &["function", "rejection", "privilege", "bulk", "payload"],
             must_fail: &[
                 "sql::function::",
                 "sql::rejection::future_run_at_stores_scheduled",

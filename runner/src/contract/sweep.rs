@@ -19,6 +19,11 @@ use super::target::DbSetup;
 use crate::pg::quote_ident;
 use crate::pg::PgError;
 
+/// The longest the sweep waits for the run's own login sessions to leave `pg_stat_activity`
+/// before it drops the login role, and in how many looks.
+const ROLE_GONE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const ROLE_GONE_POLLS: u32 = 50;
+
 /// The advisory lock (two-int form) that marks run `run_id` as alive.
 #[must_use]
 pub fn liveness_key(run_id: &str) -> (i32, i32) {
@@ -317,10 +322,28 @@ pub async fn sweep_on(
     let Some(role) = role else {
         return Ok(());
     };
-    let droppable = client
-        .query_opt(include_str!("../../sql/role_droppable.sql"), &[&role])
+    // The run's own login sessions were just closed (their pool dropped), but the server
+    // removes a backend from pg_stat_activity a moment after its client goes: wait for that,
+    // bounded (ROLE_GONE_WAIT); a session still there after it is another's, and the role
+    // stays for the leftover sweep of a later run.
+    let exists = client
+        .query_opt(include_str!("../../sql/role_exists.sql"), &[&role])
         .await
         .map_err(err)?;
+    if exists.is_none() {
+        return Ok(());
+    }
+    let mut droppable = None;
+    for _ in 0..ROLE_GONE_POLLS {
+        droppable = client
+            .query_opt(include_str!("../../sql/role_droppable.sql"), &[&role])
+            .await
+            .map_err(err)?;
+        if droppable.is_some() {
+            break;
+        }
+        tokio::time::sleep(ROLE_GONE_WAIT / ROLE_GONE_POLLS).await;
+    }
     if droppable.is_some() {
         client
             .batch_execute(&format!("DROP ROLE IF EXISTS {}", quote_ident(role)))

@@ -335,68 +335,43 @@ impl Routing {
     }
 }
 
-/// What `job_stored` reads back: the whole stored job (contract revision 1.2, ADR 0052).
+/// What `job_stored` reads back: the whole stored job (contract revision 1.2, ADR 0052): its
+/// routing, as `job_routing` gives it, and the payload a worker receives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stored {
-    /// `job_id` (`None`: the database keeps no such job of this login).
-    pub job_id: Option<i64>,
+    /// The routing columns, the job id, queue, state and priority (`job_routing`'s).
+    pub routing: Routing,
     /// The kind, byte for byte.
     pub kind: Option<String>,
-    /// The (physical) queue.
-    pub queue: Option<String>,
     /// The args as jsonb's text.
     pub args: Option<String>,
-    /// The priority.
-    pub priority: Option<i16>,
     /// The attempts allowed.
     pub max_attempts: Option<i16>,
     /// `run_at` as UTC text to the microsecond (`YYYY-MM-DDTHH:MI:SS.ffffffZ`).
     pub run_at: Option<String>,
-    /// The initial state.
-    pub state: Option<String>,
     /// The metadata as jsonb's text.
     pub metadata: Option<String>,
     /// The tags, in stored order.
     pub tags: Option<Vec<String>>,
-    /// The enqueue shard.
-    pub enqueue_shard: Option<i16>,
-    /// The route source.
-    pub route_source: Option<String>,
-    /// The concurrency (or fallback) digest.
-    pub concurrency_digest: Option<Vec<u8>>,
-    /// The §6 digest of the stored ordering key.
-    pub ordering_key_digest: Option<Vec<u8>>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as bit text.
-    pub unique_states: Option<String>,
     /// The login that enqueued it (`session_user` at enqueue).
     pub enqueued_by: Option<String>,
 }
 
 impl Stored {
-    /// Decode one row of `job_stored_call.sql`.
+    /// Decode one row of `job_stored_call.sql`: `job_routing_call.sql`'s ten columns, then
+    /// the payload's.
     ///
     /// # Errors
     /// A column of another type than the contract's.
     pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
         Ok(Self {
-            job_id: row.try_get(0)?,
-            kind: row.try_get(1)?,
-            queue: row.try_get(2)?,
-            args: row.try_get(3)?,
-            priority: row.try_get(4)?,
-            max_attempts: row.try_get(5)?,
-            run_at: row.try_get(6)?,
-            state: row.try_get(7)?,
-            metadata: row.try_get(8)?,
-            tags: row.try_get(9)?,
-            enqueue_shard: row.try_get(10)?,
-            route_source: row.try_get(11)?,
-            concurrency_digest: row.try_get(12)?,
-            ordering_key_digest: row.try_get(13)?,
-            unique_key: row.try_get(14)?,
-            unique_states: row.try_get(15)?,
+            routing: Routing::decode(row)?,
+            kind: row.try_get(10)?,
+            args: row.try_get(11)?,
+            max_attempts: row.try_get(12)?,
+            run_at: row.try_get(13)?,
+            metadata: row.try_get(14)?,
+            tags: row.try_get(15)?,
             enqueued_by: row.try_get(16)?,
         })
     }
@@ -405,14 +380,14 @@ impl Stored {
     #[must_use]
     pub fn to_json(&self) -> Json {
         json!({
-            "job_id": self.job_id,
+            "job_id": self.routing.job_id,
             "kind": self.kind,
-            "queue": self.queue,
+            "queue": self.routing.queue,
             "args": self.args,
-            "priority": self.priority,
+            "priority": self.routing.priority,
             "max_attempts": self.max_attempts,
             "run_at": self.run_at,
-            "state": self.state,
+            "state": self.routing.state,
             "metadata": self.metadata,
             "tags": self.tags,
             "enqueued_by": self.enqueued_by,

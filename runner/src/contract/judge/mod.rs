@@ -280,13 +280,13 @@ pub fn judge_payload(who: &str, want: &Payload, got: &Stored) -> Result<(), Case
     if !text(&got.kind, &want.kind) {
         wrong.push("kind");
     }
-    if !text(&got.queue, &want.queue) {
+    if !text(&got.routing.queue, &want.queue) {
         wrong.push("queue");
     }
     if !text(&got.args, &want.args) {
         wrong.push("args");
     }
-    if got.priority != Some(want.priority) {
+    if got.routing.priority != Some(want.priority) {
         wrong.push("priority");
     }
     if got.max_attempts != Some(want.max_attempts) {
@@ -309,7 +309,8 @@ pub fn judge_payload(who: &str, want: &Payload, got: &Stored) -> Result<(), Case
             "layer: {}: {who} stored {} other than asked (job {})",
             Layer::Payload.as_str(),
             wrong.join(", "),
-            got.job_id
+            got.routing
+                .job_id
                 .map_or_else(|| "not readable".to_owned(), |i| i.to_string()),
         ),
         want.to_json(),

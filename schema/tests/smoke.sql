@@ -345,14 +345,15 @@ SELECT pg_temp.expect_error($$INSERT INTO @schema@.queue_meta (queue, enqueue_sh
     '23514', NULL, NULL, 'queue_meta_enqueue_shards_range');
 
 -- Hardening ----------------------------------------------------------------------------------
-SELECT pg_temp.check((SELECT count(*) = 3 AND bool_and(p.prosecdef
+SELECT pg_temp.check((SELECT count(*) = 4 AND bool_and(p.prosecdef
         AND p.proconfig = ARRAY['search_path=pg_catalog, ' || quote_ident(n.nspname) || ', pg_temp'])
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
     WHERE p.oid IN ('@schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb,
         text[], bytea, varbit, bytea, bytea, jsonb)'::regprocedure,
         '@schema@.job_routing(bigint)'::regprocedure,
+        '@schema@.job_stored(bigint)'::regprocedure,
         '@schema@.queue_enqueue_shards(text)'::regprocedure)),
-    'SECURITY DEFINER + fixed search_path (pg_catalog first, pg_temp last) on the three functions');
+    'SECURITY DEFINER + fixed search_path (pg_catalog first, pg_temp last) on the four functions');
 SELECT pg_temp.check((SELECT count(*) = 1
     FROM pg_proc WHERE proname = 'insert_job'
   AND pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = '@schema@.contract_jobs'::regclass)), 'exactly one insert_job overload');
@@ -361,13 +362,14 @@ SELECT pg_temp.check(NOT EXISTS (
     WHERE p.oid IN ('@schema@.insert_job(text, text, jsonb, smallint, smallint, timestamptz,
         jsonb, text[], bytea, varbit, bytea, bytea, jsonb)'::regprocedure,
         '@schema@.job_routing(bigint)'::regprocedure,
+        '@schema@.job_stored(bigint)'::regprocedure,
         '@schema@.queue_enqueue_shards(text)'::regprocedure)
-      AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing / queue_enqueue_shards');
+      AND a.grantee = 0), 'no PUBLIC EXECUTE on insert_job / job_routing / job_stored / queue_enqueue_shards');
 SELECT pg_temp.check((SELECT array_agg(p.proname::text ORDER BY p.proname)
-        = ARRAY['insert_job', 'job_routing', 'publish_batch', 'queue_enqueue_shards']
+        = ARRAY['insert_job', 'job_routing', 'job_stored', 'publish_batch', 'queue_enqueue_shards']
     FROM pg_proc p, aclexplode(p.proacl) a
 WHERE a.grantee = '@producer_role@'::regrole AND a.privilege_type = 'EXECUTE'),
-    'producer role holds EXECUTE grants on exactly insert_job, job_routing, publish_batch (007) and queue_enqueue_shards');
+    'producer role holds EXECUTE grants on exactly insert_job, job_routing, job_stored (008), publish_batch (007) and queue_enqueue_shards');
 -- 007: INSERT on the staging columns only, never on staged_by (the batch's owner).
 SELECT pg_temp.check(has_any_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'INSERT')
     AND NOT has_column_privilege('@producer_role@'::regrole, '@schema@.bulk_staging'::regclass, 'staged_by', 'INSERT')

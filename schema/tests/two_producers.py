@@ -1,9 +1,11 @@
-"""two_producers.py: job_routing is scoped to its caller (contract v1.1, ADR 0026).
+"""two_producers.py: job_routing (v1.1, ADR 0026) and job_stored (v1.2) are scoped to their caller.
 
 Two LOGIN roles, both members of the producer role, connect for real (not SET ROLE: the scope
 is the session user) and enqueue keyed jobs. Each must read its own jobs' routing, must get the
 NULL row for the other's jobs (exactly as for an unknown id), and nobody may read a raw key:
-the row carries the ordering key's digest. The installer's role (the runner's) reads every job.
+the row carries the ordering key's digest. job_stored, which also returns the payload (kind,
+args, metadata), is held to the same scope: another producer's job reads as the NULL row. The
+installer's role (the runner's) reads every job through both.
 
 Needs psycopg and env AWA_SCHEMA_TEST_DSN (the installer, superuser), AWA_SCHEMA_TEST_SCHEMA,
 and AWA_SCHEMA_TEST_PRODUCERS = the two login role names, comma-separated (run.sh creates them;
@@ -53,6 +55,8 @@ def main() -> int:
         "SELECT job_id FROM {}.insert_job(%s, p_ordering_key => %s, p_concurrency_key => %s)"
     ).format(s)
     read = sql.SQL("SELECT " + COLUMNS + " FROM {}.job_routing(%s)").format(s)
+    # job_stored's row: job_id, kind, queue, args, ... (008_job_stored.sql).
+    stored = sql.SQL("SELECT job_id, kind, args FROM {}.job_stored(%s)").format(s)
 
     conns = [as_role(r) for r in roles]
     try:
@@ -85,12 +89,22 @@ def main() -> int:
                 f"{roles[i]} after SET ROLE reads {roles[other]}'s job",
             )
             conn.execute("RESET ROLE")
+            mine = conn.execute(stored, (jobs[i],)).fetchone()
+            check(
+                mine[0] == jobs[i] and mine[1] == f"two_producers.{roles[i]}",
+                f"{roles[i]} cannot read its own job's payload via job_stored: {mine}",
+            )
+            check(
+                conn.execute(stored, (jobs[other],)).fetchone() == (None, None, None),
+                f"{roles[i]} reads {roles[other]}'s payload via job_stored",
+            )
 
         # The installer (the function owner; the runner's role) still reads every job.
         with psycopg.connect(dsn, autocommit=True) as admin:
             for job, (ok, _) in zip(jobs, keys):
                 row = admin.execute(read, (job,)).fetchone()
                 check(row[0] == job and bytes(row[7]) == digest(ok), f"installer cannot read job {job}: {row}")
+                check(admin.execute(stored, (job,)).fetchone()[0] == job, f"installer cannot job_stored {job}")
             admin.execute(
                 sql.SQL("DELETE FROM {}.contract_jobs WHERE id = ANY(%s)").format(s), (jobs,)
             )
@@ -103,7 +117,7 @@ def main() -> int:
     if failures:
         print(f"two_producers.py: {len(failures)} failures", file=sys.stderr)
         return 1
-    print("two_producers.py: job_routing is scoped to each of two producer logins; no raw keys")
+    print("two_producers.py: job_routing and job_stored are scoped to each of two producer logins; no raw keys")
     return 0
 
 

@@ -219,7 +219,7 @@ example_producers() {
 # files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
 # of runner_dsn): every producer:: case passes (at least 100), and four deliberately broken
 # copies (tests/mutants/python/<mistake>.patch, made by tests/mutants/materialise.py) each fail
-# their family with exit 1.
+# their family with exit 1; a fifth (skip_refusals) fails producer::coverage alone.
 python_producer() {
     local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family broken
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
@@ -244,6 +244,17 @@ PYEOF
             rc=1
         fi
     done
+    # A copy that declares `errors` and skips every refusal: no case fails, producer::coverage does.
+    broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python skip_refusals)" || return 1
+    code=0
+    "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$broken" -q \
+        --report-json "$REPORTS/skip.json" producer:: >/dev/null 2>&1 || code=$?
+    "$PY" - "$REPORTS/skip.json" "$code" <<'PYEOF' || rc=1
+import json, sys
+failed = [c["name"] for c in json.load(open(sys.argv[1], encoding="utf-8"))["cases"] if c["status"] == "failed"]
+if sys.argv[2] != "1" or failed != ["producer::coverage"]:
+    sys.exit(f"python_producer: mutant skip_refusals exited {sys.argv[2]} (want 1) with failed cases {failed[:5]} (want only producer::coverage)")
+PYEOF
     return "$rc"
 }
 

@@ -102,6 +102,7 @@ fn correct_producer_passes_every_case() {
         );
     }
     assert!(passed.iter().any(|n| n.ends_with("::w64")));
+    assert!(passed.iter().any(|n| n == "producer::coverage"));
     assert_eq!(report["provenance"]["extra"]["producer"], "test-producer ");
     assert_clean(&s);
 }
@@ -259,6 +260,33 @@ fn producer_that_stores_each_job_twice_fails_on_the_row_count() {
         "layer: payload: the producer left 2 job rows for 1 accepted requests",
     );
     assert!(failed.len() >= 5, "{failed:?}");
+}
+
+/// The coverage rule (contract::judge::coverage): a producer that declares `enqueue` and
+/// `errors` and then skips every case is not conformant, though no single case failed; with a
+/// filter that leaves `producer::coverage` out, the same run only shows the skips.
+fn producer_that_skips_what_it_declares_fails_coverage() {
+    let s = Scratch::install(&dsn(), "prod_skip");
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=skip_on=producer::");
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = messages(&report, "failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let (name, message) = &failed[0];
+    assert_eq!(name, "producer::coverage");
+    assert!(
+        message.contains("test-producer declares but skipped every case of enqueue (")
+            && message.contains("errors ("),
+        "{message}"
+    );
+    assert!(text(&out.stderr).contains("producer::coverage failed"));
+    assert!(cases_with(&report, "not_applicable").len() >= 700);
+    // Filtered out, the coverage case is not recorded: every case skipped is not a pass.
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::refusal::"]);
+    assert!(!cases_with(&report, "not_applicable").is_empty());
+    assert!(cases_with(&report, "passed").is_empty());
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_clean(&s);
 }
 
 /// The payload rule (contract::judge::judge_payload, revision 1.2): a producer that computes
@@ -928,6 +956,11 @@ fn main() {
             "producer_that_pads_unique_states_fails",
             Gate::Dsn,
             producer_that_pads_unique_states_fails,
+        ),
+        (
+            "producer_that_skips_what_it_declares_fails_coverage",
+            Gate::Dsn,
+            producer_that_skips_what_it_declares_fails_coverage,
         ),
         (
             "producer_that_stores_each_job_twice_fails_on_the_row_count",

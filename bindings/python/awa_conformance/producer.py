@@ -54,7 +54,9 @@ class Case:
 
     @property
     def id(self) -> str:
-        return self.name.split("::", 2)[2]
+        """The part after the family ("" for the whole-producer case ``producer::coverage``)."""
+        parts = self.name.split("::", 2)
+        return parts[2] if len(parts) > 2 else ""
 
 
 def build_cases(selected: Iterable[str] | None = None) -> tuple[list[Case], list[CaseResult]]:

@@ -41,6 +41,9 @@ struct Inner {
     answered: Vec<i64>,
     /// Requests in a row that ended in a timeout (reset by any answer).
     timeouts_in_a_row: u32,
+    /// Per declared capability, the cases the producer answered and skipped (the coverage
+    /// rule, [`judge::coverage`]).
+    tallies: std::collections::BTreeMap<String, judge::Tally>,
 }
 
 /// Called once, with the message, when the producer has timed out on the limit of requests
@@ -198,6 +201,7 @@ impl Session {
                 cases: 0,
                 answered: Vec::new(),
                 timeouts_in_a_row: 0,
+                tallies: std::collections::BTreeMap::new(),
             }),
         }))
     }
@@ -271,6 +275,25 @@ impl Session {
         })
     }
 
+    /// `producer::coverage` over the cases run so far: a finding when the producer skipped
+    /// every case of a capability it declared ([`judge::coverage`]); not applicable when no
+    /// case ran (nothing to judge as a whole, and never a pass).
+    ///
+    /// # Errors
+    /// The coverage finding.
+    pub fn coverage(&self) -> Result<Verdict, CaseFailure> {
+        let inner = lock(&self.inner);
+        if inner.tallies.is_empty() {
+            return Ok(Verdict::NotApplicable(
+                "no producer case ran, so the producer as a whole was not judged; select its \
+                 cases too (e.g. the filter producer::)"
+                    .to_owned(),
+            ));
+        }
+        let program = format!("producer {}", self.hello().implementation.name);
+        judge::coverage(&program, "cases", &inner.tallies).map(|()| Verdict::Passed)
+    }
+
     /// End the producer (`stop`); returns a problem to record, if any.
     pub fn finish(&self) -> Option<String> {
         let mut inner = lock(&self.inner);
@@ -301,6 +324,17 @@ impl Session {
             (Ok(_), Err(e)) => Err(e),
             (o, _) => o,
         };
+        // Inside a case, not applicable only ever means the producer skipped it (a case the
+        // target or the hello rules out never runs: `not_applicable`).
+        let tally = inner
+            .tallies
+            .entry(case.capability().to_owned())
+            .or_default();
+        if matches!(outcome, Ok(Verdict::NotApplicable(_))) {
+            tally.skipped += 1;
+        } else {
+            tally.answered += 1;
+        }
         outcome.map_err(|mut f| {
             f.message = with_stderr(&f.message, &stderr);
             f

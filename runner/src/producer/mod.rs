@@ -59,6 +59,10 @@ pub use wire::{EnqueueAnswer, EnqueueRequest, Hello};
 
 /// The `suite` of every producer trial, and the first segment of its name.
 pub const SUITE: &str = "producer";
+
+/// The case that judges the producer as a whole after its cases ran: it answered at least one
+/// case of every capability it declared (the coverage rule, as `adapter::coverage`).
+pub const COVERAGE_CASE: &str = "producer::coverage";
 /// Environment variable carrying the DSN the producer must connect to.
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 /// Environment variable carrying the contract schema name.
@@ -229,7 +233,11 @@ impl Default for CheckOptions {
 /// failures).
 #[must_use]
 pub fn trial_names(vectors: &VectorSet) -> Vec<String> {
-    cases::cases(vectors).into_iter().map(|c| c.name).collect()
+    cases::cases(vectors)
+        .into_iter()
+        .map(|c| c.name)
+        .chain(std::iter::once(COVERAGE_CASE.to_owned()))
+        .collect()
 }
 
 /// Connect to `dsn` (a libpq URI or key=value string) and preflight the contract schema
@@ -306,6 +314,9 @@ pub fn check(
             outcome,
             started.elapsed().as_secs_f64() * 1000.0,
         );
+    }
+    if options.filter.as_ref().is_none_or(|f| f(COVERAGE_CASE)) {
+        ctx.record(SUITE, COVERAGE_CASE.to_owned(), session.coverage(), 0.0);
     }
     if let Some(problem) = session.finish() {
         ctx.record(

@@ -38,6 +38,17 @@ pub enum Need {
 }
 
 impl Case {
+    /// The declared capability whose cases this one counts among (`producer::coverage`):
+    /// `bulk`, `errors` (an expected refusal) or `enqueue`.
+    #[must_use]
+    pub fn capability(&self) -> &'static str {
+        match &self.kind {
+            Kind::Bulk(_) => super::wire::BULK_CAPABILITY,
+            Kind::Refusal(_) => super::wire::ERRORS_CAPABILITY,
+            _ => super::wire::ENQUEUE_CAPABILITY,
+        }
+    }
+
     /// What this case needs ([`Need`]).
     #[must_use]
     pub fn needs(&self) -> Vec<Need> {

@@ -124,8 +124,30 @@ pub(super) fn execute(
         database,
         events,
     );
-    if let Some(problem) = producer.and_then(|p| p.finish()) {
-        ctx.record_run_error(format!("producer: {problem}"));
+    if let Some(session) = producer {
+        // After every producer case: its verdict needs all their answers, so it is no trial
+        // of its own; it is recorded (and reported) as a case when the filter selects it.
+        // The probe trial only asks the filter; it never runs.
+        let probe = Trial::test(crate::producer::COVERAGE_CASE, || Ok(()));
+        if ctx.stop_reason().is_none() && !args.libtest.is_filtered_out(&probe) {
+            let verdict = session.coverage();
+            if let Err(f) = &verdict {
+                super::report_error(&format!(
+                    "{} failed: {}",
+                    crate::producer::COVERAGE_CASE,
+                    f.message
+                ));
+            }
+            ctx.record(
+                crate::producer::SUITE,
+                crate::producer::COVERAGE_CASE.to_owned(),
+                verdict,
+                0.0,
+            );
+        }
+        if let Some(problem) = session.finish() {
+            ctx.record_run_error(format!("producer: {problem}"));
+        }
     }
     ran
 }

@@ -9,8 +9,10 @@
 //! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
 //! commits a job it never answers into the queue `stray`, outside the run's queues) and
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
-//! case whose name contains SUBSTR), `twice` (stores every job without a unique key a
-//! second time and answers the first) and `drop_args` (stores `{}` as every job's args).
+//! case whose name contains SUBSTR), `skip_on=SUBSTR` (answers `skipped` for a case whose name
+//! contains SUBSTR, though it declares what the case needs), `twice` (stores every job without
+//! a unique key a second time and answers the first) and `drop_args` (stores `{}` as every
+//! job's args).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -196,6 +198,12 @@ async fn main() {
         if on("late_on=", case) {
             // Past the tests' --adapter-timeout of 1 s, then a correct answer.
             std::thread::sleep(std::time::Duration::from_millis(2500));
+        }
+        if on("skip_on=", case) {
+            let skipped = json!({"seq": seq, "skipped": true, "reason": "skipped by the mutant"});
+            writeln!(out, "{skipped}").unwrap();
+            out.flush().unwrap();
+            continue;
         }
         if on("garbage_on=", case) {
             writeln!(out, "this is not JSON").unwrap();

@@ -8,7 +8,9 @@
 //! * an error that blames the harness rather than the implementation ([`is_harness_error`],
 //!   [`query_fail`]);
 //! * a computed answer against a vector's `expected` object ([`answer`]): the adapter
-//!   protocol and fuzz.
+//!   protocol and fuzz;
+//! * a program's declared capabilities against the cases it answered ([`coverage`]):
+//!   `adapter::coverage` and `producer::coverage`.
 //!
 //! The SQL suites, the producer engine, the compat suites, fuzz and the adapter comparison
 //! all call these; none of them compares on its own.
@@ -27,8 +29,10 @@ use super::call::InsertJob;
 use super::expect::Expectation;
 use crate::outcome::CaseFailure;
 
+mod coverage;
 mod refusal;
 
+pub use coverage::{coverage, Tally};
 pub use refusal::{query_fail, rejection, Member, Refusal, Rejection};
 
 /// Where a mismatch comes from.

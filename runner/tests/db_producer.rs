@@ -289,6 +289,34 @@ fn producer_that_skips_what_it_declares_fails_coverage() {
     assert_clean(&s);
 }
 
+/// A job id the database does not hold is not an encoding mistake: the payload layer says the
+/// job is not there, on accepted and refused cases alike.
+fn producer_that_answers_a_made_up_id_fails_at_the_payload() {
+    let failed = mutant_fails("made_up_id", false, "producer::refusal::", "layer: payload");
+    assert!(
+        failed
+            .iter()
+            .all(|(_, m)| m.contains("does not hold") || m.contains("keeps no job")),
+        "{failed:?}"
+    );
+    assert!(failed
+        .iter()
+        .any(|(n, _)| n == "producer::refusal::duplicate"));
+}
+
+/// A duplicate answered with the first job's id (ON CONFLICT, or a caught 23505) is named as
+/// such, in the payload layer, not as another unique key sent.
+fn producer_that_swallows_the_duplicate_fails_naming_it() {
+    let failed = mutant_fails(
+        "swallow_duplicate",
+        false,
+        "producer::refusal::duplicate",
+        "a swallowed 23505",
+    );
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].1.contains("layer: payload"), "{}", failed[0].1);
+}
+
 /// The payload rule (contract::judge::judge_payload, revision 1.2): a producer that computes
 /// the unique key from the args but stores `{}` fails the payload layer on the cases with args.
 fn producer_that_drops_the_args_fails_at_the_payload() {
@@ -961,6 +989,16 @@ fn main() {
             "producer_that_skips_what_it_declares_fails_coverage",
             Gate::Dsn,
             producer_that_skips_what_it_declares_fails_coverage,
+        ),
+        (
+            "producer_that_answers_a_made_up_id_fails_at_the_payload",
+            Gate::Dsn,
+            producer_that_answers_a_made_up_id_fails_at_the_payload,
+        ),
+        (
+            "producer_that_swallows_the_duplicate_fails_naming_it",
+            Gate::Dsn,
+            producer_that_swallows_the_duplicate_fails_naming_it,
         ),
         (
             "producer_that_stores_each_job_twice_fails_on_the_row_count",

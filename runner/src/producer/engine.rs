@@ -669,7 +669,20 @@ impl Session {
             }
             (Outcome::Refused(kind), EnqueueAnswer::Enqueued { job_id, .. }) => {
                 let stored = self.read(inner, job_id)?;
+                // `ask` recorded this answer already: a second occurrence is an earlier job's id.
+                let repeated = inner.answered.iter().filter(|&&id| id == job_id).count() > 1;
                 let what = match kind {
+                    _ if stored.job_id.is_none() => format!(
+                        "layer: payload: the producer answered job id {job_id}, which the \
+                         database does not hold, instead of the refusal ({}): answer a refusal as \
+                         refused, never with an id (a swallowed error, or a made-up id)",
+                        kind.refusal().wanted()
+                    ),
+                    RefusalKind::Duplicate if repeated => format!(
+                        "layer: payload: the producer answered the first job's id {job_id} for \
+                         the duplicate instead of refusing it (a swallowed 23505: ON CONFLICT, or \
+                         a caught error answered with the existing job)"
+                    ),
                     RefusalKind::UniqueStates(bits) => format!(
                         "layer: SQL call encoding: unique_states '{bits}' was accepted and \
                          stored as {:?} (a ::bit(8) cast padded or truncated it; bind text \

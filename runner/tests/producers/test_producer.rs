@@ -10,7 +10,9 @@
 //! commits a job it never answers into the queue `stray`, outside the run's queues) and
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
 //! case whose name contains SUBSTR), `skip_on=SUBSTR` (answers `skipped` for a case whose name
-//! contains SUBSTR, though it declares what the case needs), `twice` (stores every job without
+//! contains SUBSTR, though it declares what the case needs), `made_up_id` (answers a job id
+//! it never stored), `swallow_duplicate` (answers a 23505 with the id of the job it stored
+//! last, as a caught duplicate returning the existing job would), `twice` (stores every job without
 //! a unique key a second time and answers the first) and `drop_args` (stores `{}` as every
 //! job's args).
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
@@ -178,6 +180,7 @@ async fn main() {
     .unwrap();
     out.flush().unwrap();
     let mut served = 0u64;
+    let mut last_id: Option<i64> = None;
     for line in std::io::stdin().lock().lines() {
         let line = line.unwrap();
         let req: Json = serde_json::from_str(&line).unwrap();
@@ -333,8 +336,10 @@ async fn main() {
             );
         }
         let answer = match res {
+            Ok(_) if mutant == "made_up_id" => json!({"seq": seq, "job_id": 987_654_321_i64}),
             Ok(row) => {
                 let id: i64 = row.get(0);
+                last_id = Some(id);
                 if trace_on {
                     json!({"seq": seq, "job_id": id, "trace": trace})
                 } else {
@@ -342,6 +347,10 @@ async fn main() {
                 }
             }
             Err(e) => match e.as_db_error() {
+                // A caught duplicate answered with the job already there.
+                Some(d) if mutant == "swallow_duplicate" && d.code().code() == "23505" => {
+                    json!({"seq": seq, "job_id": last_id})
+                }
                 Some(d) => {
                     let code = d
                         .detail()

@@ -477,10 +477,11 @@ pub fn judge_stored(
 ) -> Result<(), CaseFailure> {
     let f = |layer: Layer, what: &str| fail(layer, what, case, want, stored, reference, trace);
     if stored.job_id.is_none() {
+        // Not an encoding of the request: the job the answer names is not there at all.
         return Err(f(
-            Layer::SqlCallEncoding,
+            Layer::Payload,
             "the database keeps no job with the job_id the producer answered (not committed, \
-             another schema, or a made-up id)",
+             another schema, or a made-up id): answer the id insert_job returned, after commit",
         ));
     }
     if stored.queue.as_deref() != Some(want.queue.as_str()) {

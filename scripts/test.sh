@@ -287,11 +287,20 @@ workflow_lint() {
     actionlint "${files[@]}"
 }
 
+# The workspace's tests. The DB-backed ones spawn the runner (db_support::spawn): they are given
+# the release build made just before (AWA_CONFORMANCE_BIN), which is what users run and leaves
+# the two cores to PostgreSQL, where the mutation tests spend their time (CONTRIBUTING, "CI time
+# budget"); unit tests and the CLI tests still use the debug build.
+cargo_test() {
+    [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the build step failed)" >&2; return 1; }
+    AWA_CONFORMANCE_BIN="$RUNNER" cargo test --workspace --no-fail-fast
+}
+
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test"                cargo test --workspace --no-fail-fast
 step "build runner (release)"    cargo build --release -p awa-conformance
+step "cargo test"                cargo_test
 step "vectors verify"            "$RUNNER" vectors verify
 step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --vectors-dir "$ROOT/vectors"
 step "runner --dsn (all suites)" runner_dsn

@@ -313,8 +313,9 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
 
 /// Spawn the binary with a clean database environment (no DATABASE_URL / PG*), plus `env`.
 pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> Child {
-    // AWA_CONFORMANCE_BIN: a copy of the binary, for long measurements that must not see a
-    // rebuild replace it midway (docs/kill-matrix.md).
+    // AWA_CONFORMANCE_BIN: another build of this tree's runner: scripts/test.sh passes its
+    // release build (the one users run; PostgreSQL keeps the cores), and long measurements pass
+    // a copy that a rebuild cannot replace midway (docs/kill-matrix.md).
     let bin = std::env::var("AWA_CONFORMANCE_BIN").unwrap_or_else(|_| BIN.to_owned());
     let mut cmd = Command::new(bin);
     cmd.args(args)

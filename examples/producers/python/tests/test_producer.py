@@ -413,6 +413,8 @@ MUTANTS: dict[str, Any] = {
     # Without the client-side check, '1111' through ::bit(8) is padded and stored, not refused.
     "bit8_cast": lambda p, db: judge_refusals(p, db, client_checks=True),
     "drop_sqlstate": lambda p, db: judge_refusals(p, db, client_checks=True),
+    # Skipped, not refused: the runner's producer::coverage catches it too (scripts/test.sh).
+    "skip_refusals": lambda p, db: judge_refusals(p, db, client_checks=True),
 }
 # Patches that are conforming variants, not mistakes (tests/mutants/README.md).
 VARIANTS = {"no_client_checks"}

@@ -286,6 +286,13 @@ fn producer_that_skips_what_it_declares_fails_coverage() {
     assert!(!cases_with(&report, "not_applicable").is_empty());
     assert!(cases_with(&report, "passed").is_empty());
     assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Selected alone, no case ran: not applicable (never a pass), and nothing was checked (3).
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "--exact", "producer::coverage"]);
+    assert_eq!(
+        cases_with(&report, "not_applicable"),
+        vec!["producer::coverage".to_owned()]
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert_clean(&s);
 }
 

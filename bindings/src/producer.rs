@@ -29,20 +29,23 @@ struct PyProducer {
 }
 
 impl PyProducer {
-    fn new(call: Py<PyAny>, name: String) -> Self {
+    fn new(call: Py<PyAny>, name: String, protocol: u64) -> Self {
         Self {
             call,
             hello: Hello {
-                protocol: wire::PROTOCOL_VERSION,
+                protocol,
                 implementation: wire::Implementation {
                     name,
                     version: "python".to_owned(),
                 },
                 // A callable can refuse (ProducerRefused, a driver error), so it is sent the
                 // expected-refusal cases too, like a program declaring `errors`.
+                // The Python layer decodes typed values (the `nested` form too) before the
+                // callable sees them, whatever the protocol.
                 capabilities: vec![
                     wire::ENQUEUE_CAPABILITY.to_owned(),
                     wire::ERRORS_CAPABILITY.to_owned(),
+                    awa_conformance_runner::adapter::NESTED_CAPABILITY.to_owned(),
                 ],
             },
         }
@@ -59,6 +62,7 @@ impl Producer for PyProducer {
         request: &EnqueueRequest,
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault> {
+        // The request is already in this producer's protocol (the engine's `for_protocol`).
         let text = serde_json::to_string(request)
             .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
         // The GIL is taken only for the call itself; the engine's database work runs detached.
@@ -134,6 +138,7 @@ fn check_dsn(
         run_errors.push(format!("removing this run's rows failed: {e}"));
     }
     ctx.set_provenance(producer::SUITE, name);
+    ctx.set_provenance(producer::FIELDS_PROVENANCE, hello.fields_judged());
     let total = u64::try_from(producer::trial_names(&set).len()).unwrap_or(u64::MAX);
     let filtered_out = total.saturating_sub(u64::try_from(cases.len()).unwrap_or(u64::MAX));
     let summary = Summary::of(
@@ -216,7 +221,7 @@ pub(crate) fn _load_expected_failures(
 /// requested reports. ValueError for a bad expected-failures file, RuntimeError (message
 /// naming the fix) when the database or schema cannot be used.
 #[pyfunction]
-#[pyo3(signature = (dsn, schema, producer_role, call, names, expected_failures, timeout, json, junit, markdown, producer_name))]
+#[pyo3(signature = (dsn, schema, producer_role, call, names, expected_failures, timeout, json, junit, markdown, producer_name, protocol))]
 #[expect(
     clippy::too_many_arguments,
     reason = "one private call site (awa_conformance.producer.run_engine)"
@@ -234,7 +239,18 @@ pub(crate) fn _check_producer(
     junit: Option<std::path::PathBuf>,
     markdown: Option<std::path::PathBuf>,
     producer_name: String,
+    protocol: u64,
 ) -> PyResult<ProducerReport> {
+    if !(wire::PROTOCOL_2..=wire::PROTOCOL_VERSION).contains(&protocol) {
+        // RuntimeError: the Python layer maps it to ConformanceError (ValueError means a bad
+        // expected-failures file there).
+        return Err(PyRuntimeError::new_err(format!(
+            "protocol={protocol}: pass {} (the default) or {} (also metadata, max_attempts and \
+             run_at with any offset)",
+            wire::PROTOCOL_2,
+            wire::PROTOCOL_VERSION
+        )));
+    }
     // The reports are checked before the run, like the CLI's: a bad path must not cost it.
     let report_options = report::OptionNames {
         json: "json=",
@@ -275,7 +291,7 @@ pub(crate) fn _check_producer(
         format!("schema={schema}"),
         format!("insert={producer_name}"),
     ];
-    let producer = Box::new(PyProducer::new(call, producer_name));
+    let producer = Box::new(PyProducer::new(call, producer_name, protocol));
     let mut report = py
         .detach(move || {
             check_dsn(

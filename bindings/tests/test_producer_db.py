@@ -53,6 +53,7 @@ def test_conforming_producer_passes_and_leaves_db_as_found(db, tmp_path):
     report = ac.check_producer(
         db["dsn"], psycopg_producer.insert, schema=db["schema"], producer_role=db["role"],
         junit=str(tmp_path / "r.xml"), json=str(tmp_path / "r.json"), markdown=str(tmp_path / "r.md"),
+        protocol=3,
     )
     assert counts(db) == before
     assert report.ok, [(c.name, c.message) for c in report.failures[:5]]
@@ -70,6 +71,22 @@ def test_conforming_producer_passes_and_leaves_db_as_found(db, tmp_path):
     suite_cases = {tc.get("name") for tc in ET.parse(tmp_path / "r.xml").getroot().iter("testcase")}
     assert len(suite_cases) == len(NAMES)
     assert (tmp_path / "r.md").read_text().strip()
+
+
+def test_protocol_2_callable_is_not_sent_the_fields_it_lacks(db):
+    """ADR 0053: the default protocol 2 sends no metadata/max_attempts (the producer binds the
+    defaults), the cases that need them are not applicable, and the report says so."""
+    payload = names_of("payload")
+    report = ac.check_producer(db["dsn"], psycopg_producer.insert, schema=db["schema"], producer_role=db["role"],
+                               families=["payload"])
+    assert report.ok, [(c.name, c.message) for c in report.failures[:5]]
+    na = sorted(c.name for c in report.cases if c.status == "not_applicable")
+    assert na == [f"producer::payload::{i}" for i in ("all", "max_attempts", "metadata", "run_at_offset")], na
+    assert report.counts["passed"] == len(payload) - len(na) > 100
+    assert "judged only as their defaults" in report.provenance["extra"]["producer_fields"]
+    with pytest.raises(ac.ConformanceError, match="protocol=4"):
+        ac.check_producer(db["dsn"], psycopg_producer.insert, schema=db["schema"], producer_role=db["role"],
+                          families=["payload"], protocol=4)
 
 
 def test_async_producer_is_awaited(db):

@@ -352,6 +352,38 @@ fn mutants() -> Vec<Mutant> {
             killed_by: &["width"],
             must_fail: &["sql::width::keyed_job_without_queue_meta_row_routes_at_width_1"],
         },
+        Mutant {
+            name: "width_lookup_case_insensitive",
+            class: WIDTH,
+            what: "insert_job looks the queue's width up case-insensitively",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[(
+                        "m.queue = COALESCE(p_queue, 'default')",
+                        "lower(m.queue) = lower(COALESCE(p_queue, 'default'))",
+                    )],
+                );
+            },
+            killed_by: &["width"],
+            must_fail: &["sql::width::queue_names_are_byte_exact"],
+        },
+        Mutant {
+            name: "width_lookup_normalised",
+            class: WIDTH,
+            what: "insert_job looks the queue's width up by its NFC form",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[(
+                        "m.queue = COALESCE(p_queue, 'default')",
+                        "normalize(m.queue, NFC) = normalize(COALESCE(p_queue, 'default'), NFC)",
+                    )],
+                );
+            },
+            killed_by: &["width"],
+            must_fail: &["sql::width::queue_names_are_byte_exact"],
+        },
         // ---- advertised helpers ----
         Mutant {
             name: "shard_helper_accepts_0_and_65",
@@ -571,6 +603,24 @@ fn mutants() -> Vec<Mutant> {
             },
             killed_by: &["rejection"],
             must_fail: &["sql::rejection::invalid_opts_value_digest_66_hex"],
+        },
+        Mutant {
+            name: "expected_digest_compared_on_a_prefix",
+            class: OPTS,
+            what: "expected_concurrency_digest compared on its first 16 bytes only",
+            apply: |s| {
+                patch(
+                    s,
+                    INSERT_JOB,
+                    &[(
+                        "v_exp_digest_set AND v_exp_digest IS DISTINCT FROM v_digest",
+                        "v_exp_digest_set AND substring(v_exp_digest from 1 for 16) \
+                         IS DISTINCT FROM substring(v_digest from 1 for 16)",
+                    )],
+                );
+            },
+            killed_by: &["rejection"],
+            must_fail: &["sql::rejection::expected_digest_differs_in_the_last_byte"],
         },
         Mutant {
             name: "route_source_case_insensitive",

@@ -336,6 +336,90 @@ fn producer_that_drops_the_args_fails_at_the_payload() {
     assert!(failed.len() >= 10, "{}", failed.len());
 }
 
+/// Protocol 3's metadata is judged: a producer that never sends it fails the payload layer,
+/// naming the field, on the cases that ask for metadata, and only there.
+fn producer_that_drops_the_metadata_fails_at_the_payload() {
+    let failed = mutant_fails(
+        "drop_metadata",
+        false,
+        "producer::payload::",
+        "layer: payload",
+    );
+    let mut names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["producer::payload::all", "producer::payload::metadata"],
+        "{failed:?}"
+    );
+    assert!(
+        failed.iter().all(|(_, m)| m.contains("metadata")),
+        "{failed:?}"
+    );
+}
+
+/// ADR 0053: a producer written for protocol 2 keeps working unchanged. It is never sent a
+/// member or form its protocol does not define (the test producer fails any request that
+/// carries one): the cases that need protocol 3 are not applicable with the reason, the rest
+/// pass, the defaults of the fields it is not sent are judged, and the report says its
+/// verdict covers metadata and max_attempts only as their defaults.
+fn protocol_2_producer_keeps_working_and_is_told_what_it_lacks() {
+    let s = Scratch::install(&dsn(), "prod_p2");
+    let cmd = with("AWA_TEST_PRODUCER_PROTOCOL=2");
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::payload::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let na = messages(&report, "not_applicable");
+    let mut names: Vec<&str> = na.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "producer::payload::all",
+            "producer::payload::max_attempts",
+            "producer::payload::metadata",
+            "producer::payload::run_at_offset"
+        ],
+        "{na:?}"
+    );
+    assert!(
+        na.iter()
+            .all(|(_, m)| m.contains("protocol 3 adds") && m.contains("says protocol 2")),
+        "{na:?}"
+    );
+    assert!(cases_with(&report, "passed").len() >= 100);
+    assert!(
+        report["provenance"]["extra"]["producer_fields"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("protocol 2:")
+                && f.contains("metadata and max_attempts judged only as their defaults")),
+        "{}",
+        report["provenance"]
+    );
+    // The compact `nested` form is not sent to a protocol 2 program that does not declare it.
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=nested_unknown");
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::unique_key::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let na = messages(&report, "not_applicable");
+    assert_eq!(na.len(), 1, "{na:?}");
+    assert_eq!(na[0].0, "producer::unique_key::uk-74f39082c369");
+    assert!(na[0].1.contains("`nested`"), "{}", na[0].1);
+    // Protocol 3 says so in the report too.
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &producer(),
+            "--exact",
+            "producer::payload::all",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(report["provenance"]["extra"]["producer_fields"]
+        .as_str()
+        .is_some_and(|f| f.starts_with("protocol 3:") && f.contains("max_attempts")));
+    assert_clean(&s);
+}
+
 fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
     let s = Scratch::install(&dsn(), "prod_fault");
     let started = std::time::Instant::now();
@@ -1016,6 +1100,16 @@ fn main() {
             "producer_that_drops_the_args_fails_at_the_payload",
             Gate::Dsn,
             producer_that_drops_the_args_fails_at_the_payload,
+        ),
+        (
+            "producer_that_drops_the_metadata_fails_at_the_payload",
+            Gate::Dsn,
+            producer_that_drops_the_metadata_fails_at_the_payload,
+        ),
+        (
+            "protocol_2_producer_keeps_working_and_is_told_what_it_lacks",
+            Gate::Dsn,
+            protocol_2_producer_keeps_working_and_is_told_what_it_lacks,
         ),
         (
             "crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on",

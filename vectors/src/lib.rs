@@ -49,3 +49,15 @@ pub use model::{Case, RejectedCase, Status, Vector};
 pub use pretty::render;
 pub use pretty::Json;
 pub use reject::{error_code, ERROR_CODES};
+
+/// Decode one value in the vector files' typed form (ADR 0002, plus ADR 0020's `nested`)
+/// into a core value, as the producer protocol sends args and metadata.
+///
+/// # Errors
+/// A message naming the JSON path under `path` and what is wrong there.
+pub fn decode_typed(
+    typed: &serde_json::Value,
+    path: &str,
+) -> Result<awa_conformance_core::Value, String> {
+    typed::from_typed(typed, path).map_err(|e| format!("{}: {}", e.path, e.message))
+}

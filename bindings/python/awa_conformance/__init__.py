@@ -73,13 +73,14 @@ def check_producer(
     markdown: str | None = None,
     expected_failures: str | None = None,
     timeout: float = 30.0,
+    protocol: int = 2,
 ) -> Report:
     """Check a producer in-process with the runner's producer engine; see __init__.pyi."""
     from awa_conformance.producer import check_producer as _check
 
     return _check(
         dsn, insert, families=families, schema=schema, producer_role=producer_role, junit=junit, json=json, markdown=markdown,
-        expected_failures=expected_failures, timeout=timeout,
+        expected_failures=expected_failures, timeout=timeout, protocol=protocol,
     )
 
 

@@ -320,6 +320,7 @@ def check_producer(
     markdown: str | None = None,
     expected_failures: str | None = None,
     timeout: float = 30.0,
+    protocol: int = 2,
 ) -> Report:
     """Check a producer in-process with the runner's producer engine (``awa-conformance --producer``).
 
@@ -343,7 +344,8 @@ def check_producer(
                                           #   str, bool; None = the JSON document null)
          "args_typed": dict,              # the same document in ADR 0002 typed form
          "priority": int | None,          # None: the default (omit p_priority)
-         "run_at": str | None,            # RFC 3339 UTC; None: now
+         "run_at": str | None,            # RFC 3339 (UTC with protocol=2, any offset with
+                                          #   protocol=3, microseconds); None: now
          "tags": list[str],
          "ordering_key": bytes | None,    # raw bytes (b"" is a key, None is not)
          "concurrency_key": bytes | None,
@@ -353,7 +355,13 @@ def check_producer(
          "unique_states": str | None,     # bind as text with ::varbit; refuse non-8-bit ones
          "partition": None | {"key": bytes, "partitions": int},
                                           # enqueue to the physical queue (contract §5)
-         "opts": dict}                    # p_opts
+         "opts": dict,                    # p_opts
+         # protocol=3 only (absent with protocol=2):
+         "metadata": Any,                 # the metadata decoded as args is; None: the
+                                          #   default {} (omit p_metadata); bind the
+                                          #   canonical JSON text, as for args
+         "metadata_typed": dict | None,
+         "max_attempts": int | None}      # None: the default (omit p_max_attempts)
 
     ``insert`` commits the job and returns its id (``int``), or a dict ``{"job_id": int,
     "trace": {"canonical_args", "unique_key_hex", "unique_preimage_hex", "physical_queue"}}``

@@ -103,6 +103,12 @@ def request_dict(message: dict[str, Any]) -> Request:
             "key": bytes.fromhex(partition["key_hex"]), "partitions": partition["partitions"],
         },
         "opts": job["opts"],
+        # Protocol 3's members, only when the request carries them (ADR 0053).
+        **({} if "metadata" not in job else {
+            "metadata": None if job["metadata"] is None else decode_typed(job["metadata"]),
+            "metadata_typed": job["metadata"],
+            "max_attempts": job["max_attempts"],
+        }),
     }
 
 
@@ -246,11 +252,13 @@ def check_producer(
     markdown: str | None = None,
     expected_failures: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    protocol: int = 2,
 ) -> Report:
     """Check a producer's ``insert`` callable with the runner's producer engine; see ``__init__.pyi``."""
     return run_engine(
         dsn, insert, schema=schema, producer_role=producer_role, names=_name_filter(families),
         expected_failures=expected_failures, timeout=timeout, json=json, junit=junit, markdown=markdown,
+        protocol=protocol,
     )
 
 
@@ -266,6 +274,7 @@ def run_engine(
     json: str | None = None,
     junit: str | None = None,
     markdown: str | None = None,
+    protocol: int = 2,
 ) -> Report:
     """Run the engine on the cases named ``names`` (None: all); the pytest plugin's entry."""
     if not callable(insert):
@@ -274,7 +283,7 @@ def run_engine(
     try:
         native = _native._check_producer(
             dsn, schema, producer_role, call, names, expected_failures, float(timeout), json, junit, markdown,
-            getattr(insert, "__qualname__", repr(insert)),
+            getattr(insert, "__qualname__", repr(insert)), protocol,
         )
     except ValueError as e:
         # The native module raises ValueError for an expected-failures file it rejects.

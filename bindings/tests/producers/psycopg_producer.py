@@ -18,7 +18,8 @@ _conn: psycopg.Connection | None = None
 
 SQL = (
     "SELECT job_id FROM {}.insert_job(p_kind => %s::text, p_queue => %s::text, p_args => %s::jsonb, "
-    "p_priority => %s::smallint, p_run_at => %s::timestamptz, p_tags => %s::text[], "
+    "p_priority => %s::smallint, p_max_attempts => %s::smallint, p_run_at => %s::timestamptz, "
+    "p_metadata => %s::jsonb, p_tags => %s::text[], "
     "p_unique_key => %s::bytea, p_unique_states => %s::varbit, p_ordering_key => %s::bytea, "
     "p_concurrency_key => %s::bytea, p_opts => %s::jsonb)"
 )
@@ -65,7 +66,10 @@ def params(request: dict[str, Any]) -> tuple[Any, ...]:
         queue,
         ac.canonical_json(args_value(request)).decode("utf-8"),
         request["priority"],
+        request.get("max_attempts"),  # protocol=3 only; absent (the default) with protocol=2
         request["run_at"],
+        None if request.get("metadata_typed") is None
+        else ac.canonical_json(ac.JSON_NULL if request["metadata"] is None else request["metadata"]).decode("utf-8"),
         request["tags"],
         unique_key(request, queue),
         request["unique_states"],

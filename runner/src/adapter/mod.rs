@@ -53,12 +53,58 @@ pub const ERRORS_CAPABILITY: &str = "errors";
 /// beside `enqueue`; the adapter ignores `enqueue` and `bulk`). The producer engine's
 /// protocol (`producer::wire`) takes it from here: one protocol, one place.
 pub const ENQUEUE_PROTOCOL_VERSION: u64 = 2;
+/// The protocol version that adds a job's `metadata` and `max_attempts`, `run_at` with any
+/// offset, and defines the compact `nested` typed form for every request (ADR 0053). Its
+/// function requests are protocol 1's.
+pub const JOB_FIELDS_PROTOCOL_VERSION: u64 = 3;
+/// The newest protocol version this runner speaks.
+pub const NEWEST_PROTOCOL_VERSION: u64 = JOB_FIELDS_PROTOCOL_VERSION;
+/// The capability of a protocol 1 or 2 program that decodes ADR 0020's compact `nested`
+/// typed form (protocol 3 defines it for everyone). A program that neither declares it nor
+/// speaks protocol 3 is never sent that form: such a request is not applicable (ADR 0053).
+pub const NESTED_CAPABILITY: &str = "nested";
 /// The capability of a producer that answers `enqueue` requests.
 pub const ENQUEUE_CAPABILITY: &str = "enqueue";
 /// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
 pub const BULK_CAPABILITY: &str = "bulk";
 /// Capabilities that name no family.
-const NON_FAMILY_CAPABILITIES: [&str; 3] = [ERRORS_CAPABILITY, ENQUEUE_CAPABILITY, BULK_CAPABILITY];
+const NON_FAMILY_CAPABILITIES: [&str; 4] = [
+    ERRORS_CAPABILITY,
+    ENQUEUE_CAPABILITY,
+    BULK_CAPABILITY,
+    NESTED_CAPABILITY,
+];
+
+/// Whether a program that said `protocol` and `capabilities` in its hello may be sent the
+/// compact `nested` typed form: it speaks protocol 3, or declares `nested`.
+#[must_use]
+pub fn speaks_nested(protocol: u64, capabilities: &[String]) -> bool {
+    protocol >= JOB_FIELDS_PROTOCOL_VERSION || capabilities.iter().any(|c| c == NESTED_CAPABILITY)
+}
+
+/// Whether `value` (a request's input or a typed value) holds the compact `nested` typed form
+/// anywhere: an object whose `type` is `"nested"`.
+#[must_use]
+pub fn uses_nested(value: &Json) -> bool {
+    match value {
+        Json::Object(m) => {
+            m.get("type").and_then(Json::as_str) == Some("nested") || m.values().any(uses_nested)
+        }
+        Json::Array(a) => a.iter().any(uses_nested),
+        _ => false,
+    }
+}
+
+/// Why a program with this hello is not sent a request holding the `nested` form.
+#[must_use]
+pub fn nested_not_spoken(protocol: u64) -> String {
+    format!(
+        "the request holds ADR 0020's compact `nested` typed form, which protocol {protocol} \
+         does not define; say protocol {JOB_FIELDS_PROTOCOL_VERSION} or declare capability \
+         `{NESTED_CAPABILITY}` in the hello to receive it (docs/adapter-protocol.md, \"Typed \
+         args\")"
+    )
+}
 /// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
@@ -131,6 +177,8 @@ impl std::fmt::Debug for Limits<'_> {
 /// The adapter's self-description.
 #[derive(Debug, Clone)]
 pub struct Hello {
+    /// `protocol`.
+    pub protocol: u64,
     /// `implementation.name`.
     pub name: String,
     /// `implementation.version`.
@@ -169,35 +217,45 @@ struct Request {
     line: String,
 }
 
-/// Why the adapter is not sent `v` (an undeclared family, or a rejected input without the
-/// `errors` capability), or `None` when it is.
-fn not_declared(capabilities: &[String], family: Family, v: &Vector) -> Option<String> {
-    let has = |c: &str| capabilities.iter().any(|x| x == c);
+/// Why the adapter is not sent `v` (an undeclared family, a rejected input without the
+/// `errors` capability, or an input in the `nested` form it does not speak), or `None` when
+/// it is.
+fn not_declared(hello: &Hello, family: Family, v: &Vector, input: &Json) -> Option<String> {
+    let has = |c: &str| hello.capabilities.iter().any(|x| x == c);
     if !has(family.as_str()) {
         Some(format!("does not declare capability {family}"))
     } else if matches!(v.case, VCase::Rejected(_)) && !has(ERRORS_CAPABILITY) {
         Some(format!(
             "does not declare capability {ERRORS_CAPABILITY} (vectors whose expected answer is an error)"
         ))
+    } else if uses_nested(input) && !speaks_nested(hello.protocol, &hello.capabilities) {
+        Some(format!(
+            "is not sent this vector: {}",
+            nested_not_spoken(hello.protocol)
+        ))
     } else {
         None
     }
 }
 
-fn requests(vectors: &VectorSet, capabilities: &[String]) -> Vec<Request> {
+/// The `input` object of vector `i` as written in its file.
+fn raw_input(raw: Option<&Vec<Json>>, i: usize) -> Json {
+    raw.and_then(|r| r.get(i))
+        .and_then(|r| r.get("input"))
+        .cloned()
+        .unwrap_or(Json::Null)
+}
+
+fn requests(vectors: &VectorSet, hello: &Hello) -> Vec<Request> {
     let mut out = Vec::new();
     let mut seq = 0u64;
     for file in &vectors.files {
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
-            if not_declared(capabilities, file.family, v).is_some() {
+            let input = raw_input(raw, i);
+            if not_declared(hello, file.family, v, &input).is_some() {
                 continue;
             }
-            let input = raw
-                .and_then(|r| r.get(i))
-                .and_then(|r| r.get("input"))
-                .cloned()
-                .unwrap_or(Json::Null);
             seq += 1;
             let line = json!({
                 "type": "request",
@@ -222,14 +280,19 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
     if j.get("type").and_then(Json::as_str) != Some("hello") {
         return Err(format!("first line is not a hello: {line:.200}"));
     }
-    let protocol = j.get("protocol").and_then(Json::as_u64);
-    // Protocol 2 adds enqueue (crate::producer); its function requests are protocol 1's.
-    if protocol != Some(PROTOCOL_VERSION) && protocol != Some(ENQUEUE_PROTOCOL_VERSION) {
-        return Err(format!(
-            "protocol {protocol:?}, this runner speaks {PROTOCOL_VERSION} and \
-             {ENQUEUE_PROTOCOL_VERSION}"
-        ));
-    }
+    // Protocols 2 and 3 add enqueue and job fields (crate::producer); their function
+    // requests are protocol 1's.
+    let protocol = j
+        .get("protocol")
+        .and_then(Json::as_u64)
+        .filter(|p| (PROTOCOL_VERSION..=NEWEST_PROTOCOL_VERSION).contains(p))
+        .ok_or_else(|| {
+            format!(
+                "protocol {}, this runner speaks {PROTOCOL_VERSION} to \
+                 {NEWEST_PROTOCOL_VERSION}",
+                j.get("protocol").unwrap_or(&Json::Null)
+            )
+        })?;
     let imp = j.get("implementation").cloned().unwrap_or(Json::Null);
     let capabilities = j
         .get("capabilities")
@@ -258,6 +321,7 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
         ));
     }
     Ok(Hello {
+        protocol,
         name: imp
             .get("name")
             .and_then(Json::as_str)
@@ -380,7 +444,7 @@ pub fn exchange_with(
             return Err(hello_err(reason));
         }
     };
-    let reqs = requests(vectors, &hello.capabilities);
+    let reqs = requests(vectors, &hello);
     let ids: BTreeMap<u64, String> = reqs.iter().map(|r| (r.seq, r.id.clone())).collect();
     let lines: Vec<String> = reqs.into_iter().map(|r| r.line).collect();
     let (wtx, wrx) = mpsc::channel::<std::io::Result<()>>();
@@ -559,7 +623,7 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
             let name = format!("{SUITE}::{family}::{}", v.id);
-            if let Some(why) = not_declared(&session.hello.capabilities, family, v) {
+            if let Some(why) = not_declared(&session.hello, family, v, &raw_input(raw, i)) {
                 out.push(ctx.not_applicable(
                     SUITE,
                     name,
@@ -622,7 +686,14 @@ mod tests {
             parse_hello(r#"{"type":"hello","protocol":1,"capabilities":["move_shard","errors"]}"#)
                 .unwrap();
         assert_eq!(h.capabilities, ["move_shard", "errors"]);
-        assert!(parse_hello(r#"{"type":"hello","protocol":3,"capabilities":[]}"#).is_err());
+        assert!(parse_hello(r#"{"type":"hello","protocol":4,"capabilities":[]}"#).is_err());
+        assert!(parse_hello(r#"{"type":"hello","protocol":0,"capabilities":[]}"#).is_err());
+        // Protocol 3 (job fields), and `nested` as a capability of an older program.
+        let h =
+            parse_hello(r#"{"type":"hello","protocol":3,"capabilities":["unique_key"]}"#).unwrap();
+        assert!(speaks_nested(h.protocol, &h.capabilities));
+        let h = parse_hello(r#"{"type":"hello","protocol":1,"capabilities":["nested"]}"#).unwrap();
+        assert!(speaks_nested(h.protocol, &h.capabilities));
         // Protocol 2 (enqueue) programs may declare families too.
         let h =
             parse_hello(r#"{"type":"hello","protocol":2,"capabilities":["move_shard","enqueue"]}"#)
@@ -643,6 +714,7 @@ mod tests {
     fn session(capabilities: &[&str], answers: BTreeMap<String, Answer>) -> Session {
         Session {
             hello: Hello {
+                protocol: 1,
                 name: "t".into(),
                 version: "1".into(),
                 capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
@@ -723,21 +795,88 @@ mod tests {
             .iter()
             .find(|(f, v)| *f == family && !matches!(v.case, VCase::Rejected(_)))
             .unwrap();
-        let only_family = vec![family.as_str().to_owned()];
-        let with_errors = vec![family.as_str().to_owned(), ERRORS_CAPABILITY.to_owned()];
-        assert!(not_declared(&only_family, family, plain).is_none());
-        let why = not_declared(&only_family, family, rejected).unwrap();
+        let hello = |caps: &[&str], protocol: u64| Hello {
+            protocol,
+            name: "t".to_owned(),
+            version: "1".to_owned(),
+            capabilities: caps.iter().map(|c| (*c).to_owned()).collect(),
+        };
+        // Protocol 3: some rejected vectors hold the `nested` form (values nested 129 deep).
+        let only_family = hello(&[family.as_str()], 3);
+        let with_errors = hello(&[family.as_str(), ERRORS_CAPABILITY], 3);
+        let none = Json::Null;
+        assert!(not_declared(&only_family, family, plain, &none).is_none());
+        let why = not_declared(&only_family, family, rejected, &none).unwrap();
         assert!(why.contains(ERRORS_CAPABILITY), "{why}");
-        assert!(not_declared(&with_errors, family, rejected).is_none());
-        assert!(not_declared(&[ERRORS_CAPABILITY.to_owned()], family, rejected).is_some());
-        let sent = |caps: &[String]| {
-            requests(&set, caps)
+        assert!(not_declared(&with_errors, family, rejected, &none).is_none());
+        assert!(not_declared(&hello(&[ERRORS_CAPABILITY], 3), family, rejected, &none).is_some());
+        let sent = |h: &Hello| {
+            requests(&set, h)
                 .iter()
                 .filter(|r| r.id == rejected.id)
                 .count()
         };
         assert_eq!(sent(&only_family), 0);
         assert_eq!(sent(&with_errors), 1);
+    }
+
+    /// ADR 0053: a program is sent the compact `nested` form only when its protocol (3) or
+    /// its `nested` capability says it decodes it; otherwise that vector is not applicable,
+    /// with the reason, and is never sent.
+    #[test]
+    fn the_nested_form_goes_only_to_programs_that_speak_it() {
+        let set = awa_conformance_vectors::embedded().unwrap();
+        let nested_ids: Vec<String> = set
+            .files
+            .iter()
+            .flat_map(|f| {
+                let raw = f.json.get("vectors").and_then(Json::as_array);
+                f.vectors
+                    .iter()
+                    .enumerate()
+                    .filter(move |(i, _)| uses_nested(&raw_input(raw, *i)))
+                    .map(|(_, v)| v.id.clone())
+            })
+            .collect();
+        assert!(nested_ids.len() >= 3, "{nested_ids:?}");
+        let all = ["canonical_json", "unique_key", ERRORS_CAPABILITY];
+        let with = |protocol: u64, extra: &[&str]| Hello {
+            protocol,
+            name: "t".to_owned(),
+            version: "1".to_owned(),
+            capabilities: all.iter().chain(extra).map(|c| (*c).to_owned()).collect(),
+        };
+        let sent = |h: &Hello| {
+            requests(&set, h)
+                .iter()
+                .filter(|r| nested_ids.contains(&r.id))
+                .count()
+        };
+        assert_eq!(sent(&with(1, &[])), 0);
+        assert_eq!(sent(&with(2, &[])), 0);
+        assert_eq!(sent(&with(1, &[NESTED_CAPABILITY])), nested_ids.len());
+        assert_eq!(sent(&with(3, &[])), nested_ids.len());
+        // Every other vector of those families is still sent to the older program.
+        assert!(requests(&set, &with(1, &[]))
+            .iter()
+            .all(|r| !r.line.contains("\"nested\"")));
+        let (family, v, i, raw) = set
+            .files
+            .iter()
+            .find_map(|f| {
+                let raw = f.json.get("vectors").and_then(Json::as_array);
+                f.vectors
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| uses_nested(&raw_input(raw, *i)))
+                    .map(|(i, v)| (f.family, v, i, raw))
+            })
+            .unwrap();
+        let why = not_declared(&with(1, &[]), family, v, &raw_input(raw, i)).unwrap();
+        assert!(
+            why.contains("protocol 1") && why.contains(NESTED_CAPABILITY),
+            "{why}"
+        );
     }
 }
 

@@ -277,6 +277,23 @@ impl RunAt {
     }
 }
 
+/// The payload both engines send to exercise a store (`sql::payload::*` and
+/// `producer::payload::*`): values a careless store, or a careless producer, changes.
+pub mod exercise {
+    /// A kind only a byte-exact store keeps: mixed case, punctuation and non-ASCII.
+    pub const KIND: &str = "Awa.Conformance/Payload·Ünï";
+    /// Tags out of sorted order, one non-ASCII and one outside the BMP.
+    pub const TAGS: [&str; 3] = ["zeta", "Alpha", "ünïcödé 🙂"];
+    /// A run_at with a UTC offset and microseconds.
+    pub const RUN_AT: &str = "2031-07-04T12:34:56.123456+05:30";
+    /// The same instant in UTC, as producer protocol 2 writes run_at.
+    pub const RUN_AT_UTC: &str = "2031-07-04T07:04:56.123456Z";
+    /// The priority they ask for (not the default).
+    pub const PRIORITY: i16 = 3;
+    /// The attempts they ask for (not the default).
+    pub const MAX_ATTEMPTS: i16 = 7;
+}
+
 /// What a stored job must hold besides its routing: the payload a worker receives (contract
 /// revision 1.2, ADR 0052; docs/contract.md §15 says what "stored as asked" means per field).
 /// `args` and `metadata` are jsonb's text of what was asked, as PostgreSQL itself makes it

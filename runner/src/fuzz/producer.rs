@@ -106,10 +106,13 @@ impl ProducerTarget {
         )
     }
 
-    /// The families the engine builds enqueue cases from.
+    /// The families the engine builds enqueue cases from: canonical_json values become the
+    /// args of payload cases (with and without a unique key), so generated payloads reach
+    /// what the producer stores and the keys it computes.
     #[must_use]
     pub fn families(&self) -> Vec<Family> {
         vec![
+            Family::CanonicalJson,
             Family::RoutingPrecedence,
             Family::ConcurrencyDigest,
             Family::ConcurrencyShard,

@@ -11,6 +11,7 @@ use serde_json::{json, Value as Json};
 
 use super::SUITE;
 use crate::contract::expect;
+use crate::contract::expect::exercise::{KIND, MAX_ATTEMPTS, PRIORITY, RUN_AT, RUN_AT_UTC, TAGS};
 
 /// The widths every ordering / concurrency key is enqueued at.
 pub const KEY_WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
@@ -101,12 +102,217 @@ pub enum Kind {
         partitions: u16,
         /// Expected partition index.
         partition: u16,
+        /// Whether the job is also unique by queue: its key hashes the physical queue (§13).
+        unique: bool,
     },
+    /// Enqueue a job whose payload the case sets; judge every stored field (ADR 0052).
+    Payload(Box<PayloadCase>),
     /// The producer must refuse (needs the `errors` capability).
     Refusal(RefusalKind),
     /// One `bulk` request (needs the `bulk` capability): a staged batch (docs/contract.md §14).
     Bulk(BulkCase),
 }
+
+/// What a payload case sends: fields a careless producer changes, drops or adds.
+#[derive(Debug, Clone)]
+pub struct PayloadCase {
+    /// The kind.
+    pub kind: String,
+    /// The args: typed form, core value and canonical JSON text (what the job must hold).
+    pub args: Option<(Json, Value, String)>,
+    /// Whether the job is unique by queue and args (its key hashes the canonical args).
+    pub unique: bool,
+    /// The tags.
+    pub tags: Vec<String>,
+    /// The priority, or the default.
+    pub priority: Option<i16>,
+    /// The run_at, or now.
+    pub run_at: Option<String>,
+    /// The metadata: typed form and canonical JSON text (protocol 3).
+    pub metadata: Option<(Json, String)>,
+    /// The max_attempts (protocol 3).
+    pub max_attempts: Option<i16>,
+}
+
+impl PayloadCase {
+    /// A job of `kind` that asks for nothing else: every field its default.
+    fn defaults(kind: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            args: None,
+            unique: false,
+            tags: Vec::new(),
+            priority: None,
+            run_at: None,
+            metadata: None,
+            max_attempts: None,
+        }
+    }
+}
+
+/// Metadata a careless producer changes: a null member, an integer beyond i64, a float, and
+/// non-ASCII text with U+2028, in the typed form (the SQL suite's metadata also holds numbers
+/// the typed form cannot, such as 2^96 and `1.50`).
+fn metadata_typed() -> Json {
+    json!({"type": "object", "value": [
+        ["source", {"type": "string", "value": "awa-conformance"}],
+        ["nothing", {"type": "null"}],
+        ["big", {"type": "int", "value": "18446744073709551615"}],
+        ["ratio", {"type": "float", "value": "1.5", "bits": "3ff8000000000000"}],
+        ["note", {"type": "string", "value": "ünï \u{2028}"}]
+    ]})
+}
+
+/// The args of a payload case built on canonical_json vector `value`: `{"v": value}`, so that
+/// every producer (including those whose SDK takes only objects) can send it; `None` when
+/// the wrapped value is past the contract's depth (a 128-deep vector).
+fn wrapped_args(typed: &Json, value: &Value) -> Option<(Json, Value, String)> {
+    let wrapped = Value::Object(vec![("v".to_owned(), value.clone())]);
+    let text = String::from_utf8(core::canonical_json(&wrapped).ok()?).ok()?;
+    let typed = json!({"type": "object", "value": [["v", typed]]});
+    Some((typed, wrapped, text))
+}
+
+/// The payload cases: every canonical_json vector as args (with and without a unique key),
+/// with the kind, tags, priority and (every other vector) run_at a careless producer changes,
+/// all of which protocol 2 can say; then one case per field protocol 3 adds, one with every
+/// field at once, and one with every default.
+fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut n = 0usize;
+    for file in &vectors.files {
+        for (i, v) in file.vectors.iter().enumerate() {
+            let VCase::CanonicalJson(cj) = &v.case else {
+                continue;
+            };
+            let typed = raw(file, i)
+                .get("input")
+                .and_then(|i| i.get("value"))
+                .cloned()
+                .unwrap_or(Json::Null);
+            let Some(args) = wrapped_args(&typed, &cj.value) else {
+                continue;
+            };
+            // jsonb cannot hold U+0000: such args are refused by PostgreSQL's own jsonb input
+            // (22P05), which `sql::payload::*` checks; no producer can store them.
+            if args.2.contains(r"\u0000") {
+                continue;
+            }
+            let payload = PayloadCase {
+                args: Some(args),
+                tags: TAGS.iter().map(|t| (*t).to_owned()).collect(),
+                priority: Some(PRIORITY),
+                run_at: (n % 2 == 0).then(|| RUN_AT_UTC.to_owned()),
+                ..PayloadCase::defaults(KIND)
+            };
+            n += 1;
+            for unique in [false, true] {
+                let rest: Vec<String> = if unique {
+                    vec!["unique".to_owned()]
+                } else {
+                    Vec::new()
+                };
+                out.push(Case {
+                    name: name(PAYLOAD_FAMILY, &v.id, &rest),
+                    family: PAYLOAD_FAMILY,
+                    id: v.id.clone(),
+                    description: format!(
+                        "{{\"v\": <{}>}} as args{}, with a non-ASCII mixed-case kind, tags out \
+                         of order, priority {PRIORITY}{}",
+                        v.description,
+                        if unique {
+                            ", unique by queue and args"
+                        } else {
+                            ""
+                        },
+                        if n % 2 == 1 {
+                            ", run_at with microseconds"
+                        } else {
+                            ""
+                        },
+                    ),
+                    vector: raw(file, i),
+                    kind: Kind::Payload(Box::new(PayloadCase {
+                        unique,
+                        ..payload.clone()
+                    })),
+                });
+            }
+        }
+    }
+    let meta = metadata_typed();
+    let meta_text = awa_conformance_vectors::decode_typed(&meta, "metadata")
+        .ok()
+        .and_then(|m| core::canonical_json(&m).ok())
+        .and_then(|b| String::from_utf8(b).ok());
+    let mut fixed = vec![
+        (
+            "defaults",
+            "every field absent: each default is stored",
+            PayloadCase::defaults(KIND),
+        ),
+        (
+            "max_attempts",
+            "max_attempts 7 (protocol 3)",
+            PayloadCase {
+                max_attempts: Some(MAX_ATTEMPTS),
+                ..PayloadCase::defaults(KIND)
+            },
+        ),
+        (
+            "run_at_offset",
+            "a run_at with a +05:30 offset and microseconds (protocol 3): the same instant",
+            PayloadCase {
+                run_at: Some(RUN_AT.to_owned()),
+                ..PayloadCase::defaults(KIND)
+            },
+        ),
+    ];
+    if let Some(text) = meta_text {
+        let m = Some((meta, text));
+        fixed.push((
+            "metadata",
+            "metadata with a null, an integer beyond i64, a float and non-ASCII text (protocol 3)",
+            PayloadCase {
+                metadata: m.clone(),
+                ..PayloadCase::defaults(KIND)
+            },
+        ));
+        fixed.push((
+            "all",
+            "every field at once, unique by queue and args (protocol 3)",
+            PayloadCase {
+                args: wrapped_args(
+                    &json!({"type": "string", "value": "all"}),
+                    &Value::String("all".to_owned()),
+                ),
+                unique: true,
+                tags: TAGS.iter().map(|t| (*t).to_owned()).collect(),
+                priority: Some(PRIORITY),
+                run_at: Some(RUN_AT.to_owned()),
+                metadata: m,
+                max_attempts: Some(MAX_ATTEMPTS),
+                ..PayloadCase::defaults(KIND)
+            },
+        ));
+    }
+    for (id, description, payload) in fixed {
+        out.push(Case {
+            name: name(PAYLOAD_FAMILY, id, &[]),
+            family: PAYLOAD_FAMILY,
+            id: id.to_owned(),
+            description: description.to_owned(),
+            vector: Json::Null,
+            kind: Kind::Payload(Box::new(payload)),
+        });
+    }
+    out
+}
+
+/// The family segment of the payload cases' names.
+pub const PAYLOAD_FAMILY: &str = "payload";
+/// Every how many partition vectors one also gets a unique-by-queue case (`::unique`).
+const PARTITION_UNIQUE_EVERY: usize = 8;
 
 /// What a bulk case sends as one batch.
 #[derive(Debug, Clone)]
@@ -192,6 +398,7 @@ fn name(family: &str, id: &str, rest: &[String]) -> String {
 #[must_use]
 pub fn cases(vectors: &VectorSet) -> Vec<Case> {
     let mut out = Vec::new();
+    let mut partition_n = 0usize;
     for file in &vectors.files {
         for (i, v) in file.vectors.iter().enumerate() {
             let family = file.family;
@@ -250,14 +457,26 @@ pub fn cases(vectors: &VectorSet) -> Vec<Case> {
                         ));
                     }
                 }
-                VCase::Partition(pt) => out.push(base(
-                    Kind::Partition {
-                        key: pt.key.clone(),
-                        partitions: pt.partitions,
-                        partition: pt.partition,
-                    },
-                    name(fam, &v.id, &[]),
-                )),
+                VCase::Partition(pt) => {
+                    partition_n += 1;
+                    let every = partition_n % PARTITION_UNIQUE_EVERY == 1;
+                    for unique in [false, true].into_iter().filter(|u| !u || every) {
+                        let rest: Vec<String> = if unique {
+                            vec!["unique".to_owned()]
+                        } else {
+                            Vec::new()
+                        };
+                        out.push(base(
+                            Kind::Partition {
+                                key: pt.key.clone(),
+                                partitions: pt.partitions,
+                                partition: pt.partition,
+                                unique,
+                            },
+                            name(fam, &v.id, &rest),
+                        ));
+                    }
+                }
                 VCase::Rejected(rj)
                     if family == Family::RoutingPrecedence
                         && rj.error.as_deref() == Some("key_too_long") =>
@@ -307,6 +526,7 @@ pub fn cases(vectors: &VectorSet) -> Vec<Case> {
             kind: Kind::Refusal(kind),
         });
     }
+    out.extend(payload_cases(vectors));
     let bulk = bulk_cases(&out);
     out.extend(bulk);
     out

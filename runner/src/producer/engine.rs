@@ -256,6 +256,10 @@ impl Session {
             return Some(why);
         }
         let hello = self.hello();
+        // A request the producer's protocol cannot express (ADR 0053) is never sent.
+        if let Some(why) = case.not_expressible(&hello) {
+            return Some(why);
+        }
         let needs = case.needs();
         if needs.contains(&Need::Bulk) {
             return (!hello.has(BULK_CAPABILITY)).then(|| {
@@ -512,7 +516,7 @@ impl Session {
             seq: inner.seq,
             case: case.name.clone(),
             schema: self.db.schema.as_str().to_owned(),
-            job: job.clone(),
+            job: job.for_protocol(self.hello().protocol),
         };
         self.gave_up()?;
         let answer = inner.producer.enqueue(&request, self.timeout);

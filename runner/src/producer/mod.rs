@@ -63,6 +63,9 @@ pub const SUITE: &str = "producer";
 /// The case that judges the producer as a whole after its cases ran: it answered at least one
 /// case of every capability it declared (the coverage rule, as `adapter::coverage`).
 pub const COVERAGE_CASE: &str = "producer::coverage";
+/// The provenance key naming the payload fields a producer's verdict covers
+/// ([`wire::Hello::fields_judged`]).
+pub const FIELDS_PROVENANCE: &str = "producer_fields";
 /// Environment variable carrying the DSN the producer must connect to.
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 /// Environment variable carrying the contract schema name.
@@ -538,6 +541,7 @@ pub fn run_trials(
             hello.implementation.name, hello.implementation.version
         ),
     );
+    ctx.set_provenance(FIELDS_PROVENANCE, hello.fields_judged());
     Ok((
         trials(ctx, Some(&session), no_db_reason, vectors),
         Some(session),

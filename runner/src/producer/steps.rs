@@ -86,6 +86,22 @@ impl Case {
     }
 }
 
+impl Case {
+    /// Why a producer that said `hello` cannot be sent this case's requests, if it cannot:
+    /// one of them asks for a member or form its protocol does not define (ADR 0053).
+    #[must_use]
+    pub fn not_expressible(&self, hello: &super::wire::Hello) -> Option<String> {
+        // The plan's requests do not depend on the scope's name, only on the case.
+        let plan = self.plan(EXPRESSIBLE_SCOPE).ok()?;
+        plan.steps
+            .iter()
+            .find_map(|step| step.job.not_expressible(hello))
+    }
+}
+
+/// The scope a plan is built in only to look at its requests.
+const EXPRESSIBLE_SCOPE: &str = "awa_conformance_0_p0_";
+
 impl RefusalKind {
     /// The refusal the contract requires for this kind ([`judge::Refusal`]).
     #[must_use]
@@ -280,6 +296,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             key,
             partitions,
             partition,
+            unique,
         } => {
             let physical = core::physical_queue_name(&q, *partition);
             let mut job = base_job(&q);
@@ -296,6 +313,49 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 .map_err(|e| core_err("the route of the partition key", &e))?;
             let mut want = expected(&physical, 1, route, Some(key))?;
             want.priority = 3;
+            if *unique {
+                // By queue: the key hashes the physical queue, never the logical one (§13).
+                unique_by_queue(&mut job, &mut call, &mut want, (&physical, &q), None)?;
+            }
+            Ok(Plan {
+                widths: Vec::new(),
+                steps: vec![Step {
+                    job,
+                    call,
+                    outcome: Outcome::Stored(Box::new(want)),
+                }],
+                lock: None,
+            })
+        }
+        Kind::Payload(p) => {
+            let mut job = base_job(&q);
+            let mut call = base_call(&q);
+            job.kind.clone_from(&p.kind);
+            call.kind.clone_from(&p.kind);
+            if let Some((typed, _, text)) = &p.args {
+                job.args = typed.clone();
+                call.args.clone_from(text);
+            }
+            job.tags.clone_from(&p.tags);
+            call.tags.clone_from(&p.tags);
+            job.priority = p.priority;
+            call.priority = p.priority.unwrap_or(call.priority);
+            job.run_at.clone_from(&p.run_at);
+            call.run_at.clone_from(&p.run_at);
+            let fields = job.fields_3.get_or_insert_with(Default::default);
+            if let Some((typed, text)) = &p.metadata {
+                fields.metadata = Some(typed.clone());
+                call.metadata.clone_from(text);
+            }
+            fields.max_attempts = p.max_attempts;
+            call.max_attempts = p.max_attempts.unwrap_or(call.max_attempts);
+            let mut want = expected(&q, 1, ROTOR, None)?;
+            want.state = crate::contract::call::initial_state(p.run_at.is_some());
+            want.priority = call.priority;
+            if p.unique {
+                let args = p.args.as_ref().map(|(_, v, _)| v);
+                unique_by_queue(&mut job, &mut call, &mut want, (&q, &q), args)?;
+            }
             Ok(Plan {
                 widths: Vec::new(),
                 steps: vec![Step {
@@ -393,6 +453,55 @@ pub fn route_step(q: &str, r: &cases::RouteCase) -> Result<Step, CaseFailure> {
             r.ordering_key.as_deref(),
         )?)),
     })
+}
+
+/// Make `job` unique by queue (and by `args` when given), with the released default states:
+/// the key hashes `queues.0`, the queue the job is stored on (for a partitioned job the
+/// physical queue, never the logical `queues.1`); `want` expects that key, its intermediates,
+/// and names the near misses.
+///
+/// # Errors
+/// A harness error when the core cannot compute the key.
+fn unique_by_queue(
+    job: &mut Job,
+    call: &mut InsertJob,
+    want: &mut Expectation,
+    queues: (&str, &str),
+    args: Option<&core::Value>,
+) -> Result<(), CaseFailure> {
+    let (stored_on, logical) = queues;
+    let key = core::unique_key(&job.kind, Some(stored_on), args, None)
+        .map_err(|e| core_err("the case's unique key", &e))?
+        .to_vec();
+    let preimage = core::unique_key_preimage(&job.kind, Some(stored_on), args, None)
+        .map_err(|e| core_err("the case's unique key pre-image", &e))?;
+    let canonical = match args {
+        Some(a) => {
+            Some(core::canonical_json(a).map_err(|e| core_err("the case's canonical args", &e))?)
+        }
+        None => None,
+    };
+    job.unique = Some(UniqueInputs {
+        by_queue: true,
+        by_args: args.is_some(),
+        period_bucket: None,
+    });
+    job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+    call.unique_key = Some(key.clone());
+    call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+    want.unique_key = Some(key);
+    want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
+    want.unique_intermediates = Some((canonical, preimage));
+    want.unique_near_misses = judge::near_misses(&job.kind, Some(stored_on), logical, args, None);
+    if logical != stored_on {
+        if let Ok(k) = core::unique_key(&job.kind, Some(logical), args, None) {
+            want.unique_near_misses.push((
+                "with the logical queue hashed, not the physical one (§13)".to_owned(),
+                k.to_vec(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not.

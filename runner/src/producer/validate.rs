@@ -92,7 +92,7 @@ pub fn validate(
             seq: seq as u64 + 1,
             case: format!("{SUITE}::protocol::{step}"),
             schema: schema.to_owned(),
-            job,
+            job: job.for_protocol(hello.protocol),
         };
         let answer = producer.enqueue(&request, timeout);
         let stderr = producer.take_diagnostics();

@@ -9,8 +9,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-/// The protocol version that adds `enqueue` (protocol 1 stays valid for function-only adapters).
-pub const PROTOCOL_VERSION: u64 = crate::adapter::ENQUEUE_PROTOCOL_VERSION;
+/// The newest producer protocol: 3, which adds a job's `metadata` and `max_attempts`, `run_at`
+/// with any offset, and the `nested` typed form (ADR 0053). Protocol 2 producers keep working:
+/// they are sent protocol 2's requests ([`Job::for_protocol`]).
+pub const PROTOCOL_VERSION: u64 = crate::adapter::JOB_FIELDS_PROTOCOL_VERSION;
+/// The protocol that adds `enqueue` (protocol 1 stays valid for function-only adapters).
+pub const PROTOCOL_2: u64 = crate::adapter::ENQUEUE_PROTOCOL_VERSION;
 /// The capability of a producer that answers `enqueue` requests.
 pub const ENQUEUE_CAPABILITY: &str = crate::adapter::ENQUEUE_CAPABILITY;
 /// The capability of a producer that is also sent the expected-refusal cases.
@@ -46,11 +50,11 @@ impl Default for Implementation {
     }
 }
 
-/// The producer's first line: `{"type":"hello","protocol":2,"implementation":{…},"capabilities":[…]}`.
+/// The producer's first line: `{"type":"hello","protocol":3,"implementation":{…},"capabilities":[…]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "hello")]
 pub struct Hello {
-    /// Must be [`PROTOCOL_VERSION`] for `enqueue`.
+    /// [`PROTOCOL_2`] or [`PROTOCOL_VERSION`] for `enqueue`.
     pub protocol: u64,
     /// Who is speaking.
     #[serde(default)]
@@ -83,14 +87,45 @@ impl Hello {
         self.capabilities.iter().any(|c| c == capability)
     }
 
-    /// Check that this hello opens an enqueue session: protocol 2 and the `enqueue` capability.
+    /// Whether the producer may be sent the compact `nested` typed form (protocol 3, or the
+    /// capability `nested`).
+    #[must_use]
+    pub fn speaks_nested(&self) -> bool {
+        crate::adapter::speaks_nested(self.protocol, &self.capabilities)
+    }
+
+    /// What the payload verdict of this producer covers, for the report's provenance: every
+    /// field of protocol 3, or, for protocol 2, the fields its requests carry, and the fields
+    /// judged only as their defaults (a protocol 2 verdict never claims metadata or
+    /// max_attempts were passed through).
+    #[must_use]
+    pub fn fields_judged(&self) -> String {
+        if self.protocol >= PROTOCOL_VERSION {
+            format!(
+                "protocol {}: kind, queue, args, priority, run_at (any offset), tags, metadata, \
+                 max_attempts",
+                self.protocol
+            )
+        } else {
+            format!(
+                "protocol {}: kind, queue, args, priority, run_at (UTC), tags; metadata and \
+                 max_attempts judged only as their defaults (protocol {PROTOCOL_VERSION} sends \
+                 them)",
+                self.protocol
+            )
+        }
+    }
+
+    /// Check that this hello opens an enqueue session: protocol 2 or 3 and the `enqueue`
+    /// capability.
     ///
     /// # Errors
     /// A message naming the fix.
     pub fn check_enqueue(&self) -> Result<(), String> {
-        if self.protocol != PROTOCOL_VERSION {
+        if !(PROTOCOL_2..=PROTOCOL_VERSION).contains(&self.protocol) {
             return Err(format!(
-                "hello.protocol is {}, enqueue needs protocol {PROTOCOL_VERSION}",
+                "hello.protocol is {}, enqueue needs protocol {PROTOCOL_VERSION} (or \
+                 {PROTOCOL_2}, without the job fields protocol {PROTOCOL_VERSION} adds)",
                 self.protocol
             ));
         }
@@ -152,6 +187,21 @@ pub struct Job {
     pub partition: Option<PartitionInputs>,
     /// `p_opts` (normally `{}`).
     pub opts: Json,
+    /// The members protocol 3 adds; absent from a protocol 2 request ([`Job::for_protocol`]).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub fields_3: Option<JobFields3>,
+}
+
+/// The job members protocol 3 adds (ADR 0053): always present in a protocol 3 request, null
+/// when unused, and never sent to a protocol 2 producer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobFields3 {
+    /// `p_metadata` in the typed form of `args`, or null for the default `{}`.
+    #[serde(default)]
+    pub metadata: Option<Json>,
+    /// `p_max_attempts`, or null for the default (25).
+    #[serde(default)]
+    pub max_attempts: Option<i16>,
 }
 
 impl Job {
@@ -172,7 +222,62 @@ impl Job {
             unique_states: None,
             partition: None,
             opts: Json::Object(serde_json::Map::new()),
+            fields_3: Some(JobFields3::default()),
         }
+    }
+
+    /// The metadata asked (typed form), if any.
+    #[must_use]
+    pub fn metadata(&self) -> Option<&Json> {
+        self.fields_3.as_ref().and_then(|f| f.metadata.as_ref())
+    }
+
+    /// The max_attempts asked, if any.
+    #[must_use]
+    pub fn max_attempts(&self) -> Option<i16> {
+        self.fields_3.as_ref().and_then(|f| f.max_attempts)
+    }
+
+    /// Why this job cannot be sent to a producer that said `hello`, if it cannot: it asks for
+    /// a member or form the producer's protocol does not define (ADR 0053). A job that asks
+    /// for none of them is sent in the producer's protocol, never refused.
+    #[must_use]
+    pub fn not_expressible(&self, hello: &Hello) -> Option<String> {
+        let v3 = |what: &str| {
+            format!(
+                "the request carries {what}, which protocol {PROTOCOL_VERSION} adds; producer {} \
+                 says protocol {} in its hello",
+                hello.implementation.name, hello.protocol
+            )
+        };
+        if hello.protocol < PROTOCOL_VERSION {
+            if self.metadata().is_some() {
+                return Some(v3("metadata"));
+            }
+            if self.max_attempts().is_some() {
+                return Some(v3("max_attempts"));
+            }
+            if self.run_at.as_deref().is_some_and(|t| !t.ends_with('Z')) {
+                return Some(v3("a run_at with a UTC offset other than Z"));
+            }
+        }
+        let nested = crate::adapter::uses_nested(&self.args)
+            || self.metadata().is_some_and(crate::adapter::uses_nested);
+        (nested && !hello.speaks_nested())
+            .then(|| crate::adapter::nested_not_spoken(hello.protocol))
+    }
+
+    /// This job as a producer speaking `protocol` is sent it: without protocol 3's members
+    /// for protocol 2, with them (null when unused) for protocol 3.
+    #[must_use]
+    pub fn for_protocol(&self, protocol: u64) -> Self {
+        let mut job = self.clone();
+        job.fields_3 = if protocol >= PROTOCOL_VERSION {
+            Some(self.fields_3.clone().unwrap_or_default())
+        } else {
+            None
+        };
+        job
     }
 }
 

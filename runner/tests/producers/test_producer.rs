@@ -14,7 +14,11 @@
 //! it never stored), `swallow_duplicate` (answers a 23505 with the id of the job it stored
 //! last, as a caught duplicate returning the existing job would), `twice` (stores every job without
 //! a unique key a second time and answers the first) and `drop_args` (stores `{}` as every
-//! job's args).
+//! job's args), `drop_metadata` (stores no metadata) and `nested_unknown` (says protocol 2
+//! without `nested`, and fails any request holding the `nested` form, as a program written
+//! before that form would).
+//! `AWA_TEST_PRODUCER_PROTOCOL=2` makes it a protocol 2 producer (default 3): it then fails
+//! any request carrying a member protocol 3 added, as such a program would.
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
 //! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
 
@@ -169,11 +173,19 @@ async fn main() {
     if let Ok(path) = std::env::var("AWA_TEST_PRODUCER_PIDFILE") {
         std::fs::write(path, std::process::id().to_string()).unwrap();
     }
+    let protocol: u64 = std::env::var("AWA_TEST_PRODUCER_PROTOCOL")
+        .ok()
+        .map_or(3, |p| p.parse().unwrap());
+    let protocol = if mutant == "nested_unknown" {
+        2
+    } else {
+        protocol
+    };
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "{}",
-        json!({"type":"hello","protocol":2,
+        json!({"type":"hello","protocol":protocol,
                "implementation":{"name":"test-producer","version":mutant},
                "capabilities":["enqueue","errors"]})
     )
@@ -221,6 +233,24 @@ async fn main() {
         if on("misroute_on=", case) {
             let id = stray_job(&client, &insert, job).await;
             writeln!(out, "{}", json!({"seq": seq, "job_id": id})).unwrap();
+            out.flush().unwrap();
+            continue;
+        }
+        let unknown = if protocol < 3 {
+            ["metadata", "max_attempts"]
+                .into_iter()
+                .find(|m| job.get(m).is_some())
+                .map(|m| format!("protocol {protocol} request carries {m}"))
+                .or_else(|| {
+                    job.to_string()
+                        .contains(r#""type":"nested""#)
+                        .then(|| "unknown typed value nested".to_owned())
+                })
+        } else {
+            None
+        };
+        if let Some(why) = unknown {
+            writeln!(out, "{}", json!({"seq": seq, "error": why})).unwrap();
             out.flush().unwrap();
             continue;
         }
@@ -283,6 +313,17 @@ async fn main() {
             .map(|t| t.as_str().unwrap().to_owned())
             .collect();
         let states: Option<String> = job["unique_states"].as_str().map(str::to_owned);
+        let mut metadata: Option<String> = job
+            .get("metadata")
+            .filter(|m| !m.is_null())
+            .map(|m| String::from_utf8(core::canonical_json(&from_typed(m)).unwrap()).unwrap());
+        if mutant == "drop_metadata" {
+            metadata = None;
+        }
+        let max_attempts: Option<i16> = job
+            .get("max_attempts")
+            .and_then(Json::as_i64)
+            .map(|m| i16::try_from(m).unwrap());
         let mut args_text = String::from_utf8(canonical.clone()).unwrap();
         if mutant == "drop_args" {
             // The key is computed from the args, but the job is stored without them.
@@ -296,9 +337,9 @@ async fn main() {
                     &queue,
                     &args_text,
                     &priority,
-                    &None::<i16>,
+                    &max_attempts,
                     &run_at,
-                    &None::<String>,
+                    &metadata,
                     &tags,
                     &unique_key,
                     &states,
@@ -318,9 +359,9 @@ async fn main() {
                         &queue,
                         &args_text,
                         &priority,
-                        &None::<i16>,
+                        &max_attempts,
                         &run_at,
-                        &None::<String>,
+                        &metadata,
                         &tags,
                         &unique_key,
                         &states,

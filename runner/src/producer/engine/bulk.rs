@@ -20,11 +20,12 @@ impl Session {
         jobs: Vec<Job>,
     ) -> Result<BulkAnswer, CaseFailure> {
         inner.seq += 1;
+        let protocol = self.hello().protocol;
         let request = BulkRequest {
             seq: inner.seq,
             case: case.name.clone(),
             schema: self.db.schema.as_str().to_owned(),
-            jobs,
+            jobs: jobs.iter().map(|j| j.for_protocol(protocol)).collect(),
         };
         self.gave_up()?;
         let answer = inner.producer.bulk(&request, self.timeout);

@@ -24,15 +24,12 @@ use crate::contract::expect::Payload;
 use crate::contract::judge::{judge_payload, rejection};
 use crate::outcome::{CaseFailure, Verdict};
 
-/// A kind only a byte-exact store keeps: mixed case, punctuation and non-ASCII.
-pub(super) const PAYLOAD_KIND: &str = "Awa.Conformance/Payload·Ünï";
-/// Tags out of sorted order, one non-ASCII and one outside the BMP.
-const TAGS: [&str; 3] = ["zeta", "Alpha", "ünïcödé 🙂"];
+/// The kind every payload case sends (shared with `producer::payload::*`).
+pub(super) const PAYLOAD_KIND: &str = exercise::KIND;
+use crate::contract::expect::exercise::{self, MAX_ATTEMPTS, PRIORITY, RUN_AT, TAGS};
 /// Metadata a careless store changes: a null member, an integer beyond 2^64, a decimal whose
 /// trailing zero jsonb keeps, and non-ASCII text.
 const METADATA: &str = r#"{"source": "awa-conformance", "nothing": null, "big": 123456789012345678901234567890, "ratio": 1.50, "note": "ünï \u2028"}"#;
-/// A run_at with a UTC offset and microseconds.
-const RUN_AT: &str = "2031-07-04T12:34:56.123456+05:30";
 
 /// The `sql::payload::*` cases.
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
@@ -47,8 +44,8 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
             Case::new("payload", &id, move |db| {
                 rolled_back(&db, async |client| {
                     let mut r = InsertJob::new(PAYLOAD_KIND, &unique_name(&db))
-                        .payload(&args, 7, METADATA, &TAGS)
-                        .priority(3);
+                        .payload(&args, MAX_ATTEMPTS, METADATA, &TAGS)
+                        .priority(PRIORITY);
                     if i % 2 == 0 {
                         r = r.run_at(RUN_AT);
                     }

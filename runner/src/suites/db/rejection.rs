@@ -78,6 +78,18 @@ fn none() -> Vec<(&'static str, Member)> {
     Vec::new()
 }
 
+/// The digest of `key` with one bit of its first (or last) byte flipped: an expectation that
+/// differs from the right digest in one byte, so only a comparison of the whole value refuses
+/// it.
+fn off_by_one_byte(key: &[u8], last: bool) -> [u8; 32] {
+    let mut d = concurrency_digest(key);
+    let byte = if last { d.last_mut() } else { d.first_mut() };
+    if let Some(b) = byte {
+        *b ^= 1;
+    }
+    d
+}
+
 fn mismatch(expected: Json, actual: Json) -> Vec<(&'static str, Member)> {
     vec![
         ("expected", Member::Eq(expected)),
@@ -218,6 +230,40 @@ fn rejected_cases() -> Vec<Rejected> {
             },
             contract(MISMATCH, "expected_concurrency_digest_mismatch"),
             || mismatch(digest_hex(b"tenant-2"), digest_hex(b"tenant-1")),
+            EXP,
+        ),
+        (
+            "expected_digest_differs_in_the_last_byte",
+            // Compared on less than its full value (a prefix), this expectation would hold.
+            |r| {
+                r.keys(None, Some(b"tenant-1")).opts(
+                    &json!({"expected_concurrency_digest": hex(&off_by_one_byte(b"tenant-1", true))}),
+                )
+            },
+            contract(MISMATCH, "expected_concurrency_digest_mismatch"),
+            || {
+                mismatch(
+                    json!(hex(&off_by_one_byte(b"tenant-1", true))),
+                    digest_hex(b"tenant-1"),
+                )
+            },
+            EXP,
+        ),
+        (
+            "expected_digest_differs_in_the_first_byte",
+            // Compared on less than its full value (a suffix), this expectation would hold.
+            |r| {
+                r.keys(None, Some(b"tenant-1")).opts(
+                    &json!({"expected_concurrency_digest": hex(&off_by_one_byte(b"tenant-1", false))}),
+                )
+            },
+            contract(MISMATCH, "expected_concurrency_digest_mismatch"),
+            || {
+                mismatch(
+                    json!(hex(&off_by_one_byte(b"tenant-1", false))),
+                    digest_hex(b"tenant-1"),
+                )
+            },
             EXP,
         ),
         (

@@ -2,7 +2,8 @@
 //!
 //! * `queue_meta` refuses widths 0 and 65 and accepts 1 and 64 (§4: widths are 1..=64).
 //! * Keyed jobs on a queue without a `queue_meta` row route at width 1 (§4: no row = 1), with
-//!   and without `opts`.
+//!   and without `opts`; the lookup is byte-exact (a row's width never reaches a queue whose
+//!   name differs only in case or Unicode normalisation).
 //! * The helpers: `ordering_shard` and `concurrency_shard` (when installed) at widths 1 and
 //!   64 against the reference core, refusing 0 and 65 with `ZA004` and its DETAIL;
 //!   `move_shard` (capability `move_shard`) on every retained shard × destination width,
@@ -177,6 +178,57 @@ fn no_row_means_width_1(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                     e.source.as_str()
                 ),
                 width(1)?,
+                e,
+                &ins.observed(),
+                &st.observed(),
+            )?;
+        }
+        Ok(Verdict::Passed)
+    })
+}
+
+/// A queue's width is looked up by its name byte for byte (§4): a `queue_meta` row for
+/// `…_Café` (NFC) gives width 8 to that queue only, never to `…_café` (case folded) or
+/// `…_Café` written with a combining accent (NFD), which have no row and so route at width
+/// 1, with and without `opts`.
+fn queue_names_are_byte_exact(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
+    rolled_back(db, async |client| {
+        let base = unique_name(db);
+        let with_row = format!("{base}_Caf\u{e9}");
+        let sql =
+            include_str!("../../../sql/queue_meta_insert.sql").replace("@S@", db.schema.quoted());
+        client
+            .execute(&sql, &[&with_row, &8_i16])
+            .await
+            .map_err(|e| query_fail(db, "queue_meta row of width 8", &e))?;
+        let at = |w: u8| -> Result<Route, CaseFailure> {
+            awa_conformance_core::route(width(w)?, None, Some(CONCURRENCY))
+                .map_err(|e| CaseFailure::harness(format!("the route at width {w}: {e}")))
+        };
+        let queues = [
+            (with_row.clone(), 8_u8, "the queue of the queue_meta row"),
+            (
+                format!("{base}_caf\u{e9}"),
+                1,
+                "its name case folded (no row)",
+            ),
+            (format!("{base}_Cafe\u{301}"), 1, "its name in NFD (no row)"),
+        ];
+        let mut reqs = Vec::new();
+        let mut expects = Vec::new();
+        for (q, w, what) in &queues {
+            let e = at(*w)?;
+            reqs.push(req(q).keys(None, Some(CONCURRENCY)));
+            reqs.push(req(q).keys(None, Some(CONCURRENCY)).opts(&route_opts(&e)));
+            expects.push((e, *w, *what));
+            expects.push((e, *w, *what));
+        }
+        let got = insert_and_read_all(client, db, &reqs, Rows::Counted).await?;
+        for (i, ((ins, st), (e, w, what))) in got.iter().zip(&expects).enumerate() {
+            let with = if i % 2 == 0 { "no opts" } else { "opts" };
+            judge_routing(
+                &format!("a keyed job on {what}, width {w} ({with})"),
+                width(*w)?,
                 e,
                 &ins.observed(),
                 &st.observed(),
@@ -437,6 +489,9 @@ pub(super) fn cases() -> Vec<Case> {
             "keyed_job_without_queue_meta_row_routes_at_width_1",
             |db| no_row_means_width_1(&db),
         ),
+        Case::new("width", "queue_names_are_byte_exact", |db| {
+            queue_names_are_byte_exact(&db)
+        }),
         Case::new("width", "shard_helpers_at_widths_1_and_64", |db| {
             shard_helpers(&db)
         }),

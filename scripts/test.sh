@@ -234,7 +234,8 @@ bad = [(c["name"], c["status"]) for c in cases if c["status"] != "passed"
 if len(cases) < 100 or bad:
     sys.exit(f"python_producer: {len(cases)} producer cases (need >= 100), not passed: {bad[:10]}")
 PYEOF
-    for mistake in drop_ordering_key:routing_precedence drop_concurrency_key:concurrency_shard json_dumps:unique_key bit8_cast:refusal; do
+    for mistake in drop_ordering_key:routing_precedence drop_concurrency_key:concurrency_shard json_dumps:unique_key bit8_cast:refusal \
+        drop_tags:payload drop_metadata:payload; do
         family="${mistake#*:}" mistake="${mistake%%:*}" code=0
         broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python "$mistake")" || { rc=1; continue; }
         "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$broken" -q \

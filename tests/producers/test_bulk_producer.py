@@ -4,7 +4,10 @@ The correct producer must pass at least 100 `producer::` cases with nothing fail
 the `producer::bulk::*` batches among them. Each mutant (a copy of examples/producers/go with
 tests/mutants/go/<mutant>.patch applied; table in tests/mutants/README.md) must make the run
 fail (exit 1) in the cases that check what it breaks: off_by_one_shard (a client shard one too high, rejected by publish_batch) in
-the routing families and the bulk batches, the others in producer::bulk::unique_conflict.
+the routing families and the bulk batches, drop_concurrency_key in the concurrency families,
+drop_tags and drop_metadata (nothing staged in those columns) in producer::payload::*, skip_bulk
+(every bulk request answered `skipped`) in producer::coverage alone, the others in
+producer::bulk::unique_conflict.
 
 Needs DATABASE_URL (a superuser DSN: the schema is installed into its own schema and removed
 afterwards) and a runner with `--producer` (AWA_CONFORMANCE_BIN, default
@@ -114,6 +117,21 @@ def test_unique_conflict_mutant_is_caught(dsn: str, tmp_path: Path, mutant: str)
     rc, cases, log = run_producer(dsn, tmp_path, mutant)
     failed = {c["name"] for c in cases if c["status"] == "failed"}
     assert rc == 1 and "producer::bulk::unique_conflict" in failed, f"mutant {mutant}: exit {rc}, failed {sorted(failed)[:20]}\n{log}"
+
+
+# The staged columns a careless producer leaves NULL: every job is stored with the default.
+@pytest.mark.parametrize("mutant", ["drop_tags", "drop_metadata"])
+def test_payload_mutant_is_caught(dsn: str, tmp_path: Path, mutant: str) -> None:
+    rc, cases, log = run_producer(dsn, tmp_path, mutant)
+    killed = {family(c) for c in cases if c["status"] == "failed"}
+    assert rc == 1 and "payload" in killed, f"mutant {mutant}: exit {rc}, failed families {sorted(killed)}\n{log}"
+
+
+def test_skip_bulk_is_caught(dsn: str, tmp_path: Path) -> None:
+    # Declares `bulk`, skips every batch: no batch fails, the coverage of what it declares does.
+    rc, cases, log = run_producer(dsn, tmp_path, "skip_bulk")
+    failed = [c["name"] for c in cases if c["status"] == "failed"]
+    assert rc == 1 and failed == ["producer::coverage"], f"mutant skip_bulk: exit {rc}, failed {failed[:20]}\n{log}"
 
 
 def test_bulk_traffic_matches_the_protocol_schemas(dsn: str, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Each example producer's own traffic, without the engine: valid protocol-2 messages and the right outcomes.
+"""Each example producer's own traffic, without the engine: valid protocol-3 messages and the right outcomes.
 
 Feeds canned requests on stdin (a stored job, its duplicate, a 4-bit unique_states, a
 partitioned job, stop), validates every line against docs/protocol/*.schema.json and checks
@@ -44,7 +44,8 @@ def job(kind: str, queue: str, **over) -> dict:
     base = {"kind": kind, "queue": queue,
             "args": {"type": "object", "value": [["to", {"type": "string", "value": "a@example.com"}]]},
             "priority": None, "run_at": None, "tags": [], "ordering_key_hex": None,
-            "concurrency_key_hex": None, "unique": None, "unique_states": None, "partition": None, "opts": {}}
+            "concurrency_key_hex": None, "unique": None, "unique_states": None, "partition": None,
+            "metadata": None, "max_attempts": None, "opts": {}}
     return base | over
 
 
@@ -54,7 +55,8 @@ def test_protocol_traffic(installed: str, lang: str) -> None:
     kind, queue = f"awa_example_protocol_{tag}", f"awa_example_protocol_{tag}"
     unique = {"by_queue": True, "by_args": True, "period_bucket": None}
     jobs = [
-        job(kind, queue, unique=unique, unique_states="11111000", concurrency_key_hex="ff00c3"),
+        job(kind, queue, unique=unique, unique_states="11111000", concurrency_key_hex="ff00c3", max_attempts=7,
+            metadata={"type": "object", "value": [["n", {"type": "int", "value": "18446744073709551615"}]]}),
         job(kind, queue, unique=unique, unique_states="11111000"),
         job(kind, queue, unique=unique, unique_states="1111"),
         job(kind, queue, ordering_key_hex="74656e616e742d3432",
@@ -72,7 +74,7 @@ def test_protocol_traffic(installed: str, lang: str) -> None:
     lines = [json.loads(line) for line in done.stdout.split("\n") if line]
     hello, answers = lines[0], lines[1:]
     schema("hello").validate(hello)
-    assert hello["protocol"] == 2 and "enqueue" in hello["capabilities"]
+    assert hello["protocol"] == 3 and "enqueue" in hello["capabilities"]
     for a in answers:
         schema("enqueue-answer").validate(a)
     assert [a["seq"] for a in answers] == [1, 2, 3, 4]
@@ -87,6 +89,10 @@ def test_protocol_traffic(installed: str, lang: str) -> None:
                 f'SELECT encode(unique_key, \'hex\'), unique_states::text, route_source FROM "{SCHEMA}".job_routing(%s)',
                 (stored["job_id"],)).fetchone()
             assert row == (stored["trace"]["unique_key_hex"], "11111000", "concurrency_key")
+            # Protocol 3's members: the metadata's integer beyond i64 kept exactly.
+            row = conn.execute(f'SELECT max_attempts, metadata FROM "{SCHEMA}".job_stored(%s)',
+                               (stored["job_id"],)).fetchone()
+            assert row == (7, '{"n": 18446744073709551615}')
     finally:
         with psycopg.connect(installed) as conn:
             ids = [a["job_id"] for a in answers if "job_id" in a]

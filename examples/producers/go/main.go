@@ -73,12 +73,14 @@ func enqueue(ctx context.Context, conn *pgx.Conn, schema string, seq int64, j *a
 		return awa.Failed(seq, err)
 	}
 
-	// Explicit types on every parameter (one signature, no overloads). Keys are bytea
-	// parameters ([]byte; nil is NULL); unique_states is text cast to varbit, never bit(8),
-	// which pads '1111' to '11110000' before the function can refuse it.
+	// Explicit types on every parameter (one signature, no overloads); a nil pointer is NULL,
+	// the function's default. Keys are bytea parameters ([]byte; nil is NULL); unique_states
+	// is text cast to varbit, never bit(8), which pads '1111' to '11110000' before the
+	// function can refuse it. run_at stays the request's text: PostgreSQL parses its offset
+	// and microseconds itself.
 	sql := "SELECT job_id FROM " + awa.QuoteIdent(schema) + ".insert_job($1::text, $2::text, $3::jsonb, " +
-		"$4::smallint, NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, " +
-		"$8::varbit, $9::bytea, $10::bytea, $11::jsonb)"
+		"$4::smallint, $5::smallint, $6::timestamptz, $7::jsonb, $8::text[], $9::bytea, " +
+		"$10::varbit, $11::bytea, $12::bytea, $13::jsonb)"
 	tags := j.Tags
 	if tags == nil {
 		tags = []string{}
@@ -86,8 +88,9 @@ func enqueue(ctx context.Context, conn *pgx.Conn, schema string, seq int64, j *a
 	var jobID int64
 	// One statement outside a transaction: committed before we answer. Inside a larger
 	// transaction use tx.Begin (a savepoint) so that a 23505 leaves the transaction usable.
-	err = conn.QueryRow(ctx, sql, j.Kind, p.Queue, string(p.Args), j.Priority, j.RunAt, tags,
-		p.UniqueKey, j.UniqueStates, p.OrderingKey, p.ConcurrencyKey, string(optsJSON)).Scan(&jobID)
+	err = conn.QueryRow(ctx, sql, j.Kind, p.Queue, string(p.Args), j.Priority, j.MaxAttempts, j.RunAt,
+		p.Metadata, tags, p.UniqueKey, j.UniqueStates, p.OrderingKey, p.ConcurrencyKey,
+		string(optsJSON)).Scan(&jobID)
 	if err != nil {
 		return awa.DBAnswer(seq, err, false)
 	}

@@ -12,6 +12,8 @@ import { MAX_KEY, expectations, physicalQueue } from './routing.mjs';
 
 const NAME = 'awa-example-node';
 const VERSION = '0.1.0';
+// Protocol 3: a job also carries metadata and max_attempts, and run_at may have any offset.
+const PROTOCOL = 3;
 
 function send(line) {
   process.stdout.write(line + '\n');
@@ -23,11 +25,13 @@ function quoteIdent(name) {
 
 // Explicit types on every parameter: insert_job has one signature and no overloads. Keys are
 // bytea parameters (Buffers), unique_states is text cast to varbit (never bit(8): that cast pads
-// '1111' to '11110000' before the function can refuse it), jsonb goes as JSON text.
+// '1111' to '11110000' before the function can refuse it), jsonb goes as JSON text, and run_at
+// goes as the request's RFC 3339 text: PostgreSQL keeps its microseconds and offset, which a
+// JavaScript Date (milliseconds) would not. A null parameter means the function's default.
 function insertSql(schema) {
   return `SELECT job_id FROM ${quoteIdent(schema)}.insert_job($1::text, $2::text, $3::jsonb, $4::smallint,
-    NULL::smallint, $5::timestamptz, NULL::jsonb, $6::text[], $7::bytea, $8::varbit, $9::bytea,
-    $10::bytea, $11::jsonb)`;
+    $5::smallint, $6::timestamptz, $7::jsonb, $8::text[], $9::bytea, $10::varbit, $11::bytea,
+    $12::bytea, $13::jsonb)`;
 }
 
 function key(hex) {
@@ -39,6 +43,9 @@ function key(hex) {
 async function enqueue(client, req) {
   const job = req.job;
   const args = canonicalJson(fromTyped(job.args));
+  // Metadata is typed like args and written the same way (canonical JSON text); null (or a
+  // protocol 2 request, which has no member) leaves the default {}.
+  const metadata = job.metadata == null ? null : canonicalJson(fromTyped(job.metadata));
   // A PartitionedQueue job carries its key as the ordering key of the physical queue (§5).
   const orderingKey = key(job.ordering_key_hex ?? (job.partition ? job.partition.key_hex : null));
   const concurrencyKey = key(job.concurrency_key_hex);
@@ -67,7 +74,7 @@ async function enqueue(client, req) {
   // One statement in autocommit: committed before we answer. (Inside a larger transaction, wrap
   // it in a savepoint so that a 23505 does not abort the transaction.)
   const res = await client.query(insertSql(req.schema), [
-    job.kind, queue, args, job.priority, job.run_at, job.tags,
+    job.kind, queue, args, job.priority, job.max_attempts, job.run_at, metadata, job.tags,
     unique && unique.key, job.unique_states, orderingKey, concurrencyKey,
     JSON.stringify(opts),
   ]);
@@ -102,7 +109,7 @@ async function main() {
   }
   const client = new pg.Client({ connectionString: dsn, application_name: NAME });
   await client.connect();
-  send(JSON.stringify({ type: 'hello', protocol: 2, implementation: { name: NAME, version: VERSION }, capabilities: ['enqueue', 'errors'] }));
+  send(JSON.stringify({ type: 'hello', protocol: PROTOCOL, implementation: { name: NAME, version: VERSION }, capabilities: ['enqueue', 'errors'] }));
 
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {

@@ -28,7 +28,7 @@ import blake3
 import psycopg
 from psycopg import sql
 
-PROTOCOL = 2
+PROTOCOL = 3  # protocol 3: a job carries metadata and max_attempts; run_at any offset
 NAME = "awa-conformance example producer (python, psycopg 3)"
 VERSION = "1"
 MAX_KEY = 4096  # contract §8: longer ordering/concurrency keys are refused (ZA003)
@@ -245,6 +245,10 @@ class Producer:
         if args_doc is not None:
             value = decode_typed(args_doc)
             args_bytes = canonical_json(value)
+        # Metadata comes in the same typed form as args and is written the same way: its
+        # canonical JSON text, so the jsonb stored holds exactly the numbers and strings asked.
+        metadata_doc = job.get("metadata")
+        metadata_bytes = None if metadata_doc is None else canonical_json(decode_typed(metadata_doc))
 
         trace: dict[str, Any] = {
             "canonical_args": None if args_bytes is None else args_bytes.decode("utf-8"),
@@ -278,8 +282,14 @@ class Producer:
             fields.append(("p_args", "::jsonb", args_bytes.decode("utf-8")))
         if job.get("priority") is not None:
             fields.append(("p_priority", "::smallint", job["priority"]))
+        if job.get("max_attempts") is not None:
+            fields.append(("p_max_attempts", "::smallint", job["max_attempts"]))
         if job.get("run_at") is not None:
+            # The RFC 3339 text as sent: PostgreSQL parses the offset and the microseconds
+            # itself (a round trip through datetime would be one more place to lose them).
             fields.append(("p_run_at", "::timestamptz", job["run_at"]))
+        if metadata_bytes is not None:
+            fields.append(("p_metadata", "::jsonb", metadata_bytes.decode("utf-8")))
         fields.append(("p_tags", "::text[]", list(job.get("tags") or [])))
         for name, value in (("p_unique_key", key), ("p_ordering_key", ordering_key),
                             ("p_concurrency_key", concurrency_key)):

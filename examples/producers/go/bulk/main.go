@@ -44,9 +44,9 @@ func handle(ctx context.Context, conn *pgx.Conn, req *awa.Request) map[string]an
 }
 
 // stagingColumns are the columns a producer may write (never staged_by, filled by its default).
-var stagingColumns = []string{"batch_id", "row_no", "kind", "queue", "args", "priority", "run_at",
-	"tags", "unique_key", "unique_states", "ordering_key", "concurrency_key",
-	"concurrency_digest", "enqueue_shard", "route_source"}
+var stagingColumns = []string{"batch_id", "row_no", "kind", "queue", "args", "priority",
+	"max_attempts", "run_at", "metadata", "tags", "unique_key", "unique_states", "ordering_key",
+	"concurrency_key", "concurrency_digest", "enqueue_shard", "route_source"}
 
 // rowRefusal is a client-side refusal of one row of the request.
 type rowRefusal struct {
@@ -90,14 +90,19 @@ func stageRow(j *awa.Job, rowNo int, width func(string) (int, error)) ([]any, ma
 	}
 	var runAt any
 	if j.RunAt != nil {
+		// COPY is binary, so run_at goes as a time.Time, not text. time.Parse keeps the
+		// offset's instant and every fractional digit; pgx sends microseconds, all a request
+		// holds.
 		t, err := time.Parse(time.RFC3339Nano, *j.RunAt)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		runAt = t
 	}
-	values := []any{nil, int32(rowNo), j.Kind, p.Queue, string(p.Args), j.Priority, runAt, tags,
-		p.UniqueKey, states, p.OrderingKey, p.ConcurrencyKey, rt.Digest, rt.Shard, rt.Source}
+	// A nil pointer (priority, max_attempts, metadata) stages NULL: the default, as in insert_job.
+	values := []any{nil, int32(rowNo), j.Kind, p.Queue, string(p.Args), j.Priority, j.MaxAttempts,
+		runAt, p.Metadata, tags, p.UniqueKey, states, p.OrderingKey, p.ConcurrencyKey, rt.Digest,
+		rt.Shard, rt.Source}
 	return values, p.Trace, nil, nil
 }
 

@@ -101,6 +101,17 @@ class Db:
         assert row is not None and row["job_id"] == job_id, f"job {job_id} not found"
         return row
 
+    def payload(self, job_id: int) -> dict[str, Any]:
+        """The whole stored job (contract §15): kind, args, metadata, tags, run_at, ..."""
+        cur = self.owner.cursor(row_factory=psycopg.rows.dict_row)
+        row = cur.execute(self.q("SELECT * FROM {s}.job_stored(%s)"), (job_id,)).fetchone()
+        assert row is not None and row["job_id"] == job_id, f"job {job_id} not found"
+        return row
+
+    def pg(self, expression: str, value: Any) -> Any:
+        """What PostgreSQL itself makes of a value, e.g. `%s::jsonb::text`: the judge's reference."""
+        return self.owner.execute(sql.SQL("SELECT " + expression), (value,)).fetchone()[0]
+
     def jobs_in(self, queue_name: str) -> int:
         return self.owner.execute(self.q("SELECT count(*) FROM {s}.contract_jobs WHERE queue = %s"),
                                   (queue_name,)).fetchone()[0]
@@ -171,7 +182,7 @@ class Producer:
         full = {"kind": "awa_conformance.probe", "queue": "pyprod", "args": {"type": "object", "value": []},
                 "priority": None, "run_at": None, "tags": [], "ordering_key_hex": None,
                 "concurrency_key_hex": None, "unique": None, "unique_states": None, "partition": None,
-                "opts": {}}
+                "metadata": None, "max_attempts": None, "opts": {}}
         full.update(job)
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"type": "enqueue", "seq": self.seq, "case": "test",
@@ -305,6 +316,47 @@ def judge_partition(p: Producer, db: Db, cases: list[dict[str, Any]]) -> list[st
     return bad
 
 
+# A payload with every field a careless producer changes or drops (protocol 3), and the JSON
+# text of its metadata written by hand: the judge asks PostgreSQL what jsonb makes of it.
+PAYLOAD: dict[str, Any] = {
+    "kind": "pyprod.Payload·Ünï",
+    "args": {"type": "object", "value": [["v", {"type": "float", "value": "1.5", "bits": "3ff8000000000000"}]]},
+    "tags": ["zeta", "Alpha", "ünïcödé 🙂"],
+    "priority": 3,
+    "max_attempts": 7,
+    "run_at": "2031-07-04T12:34:56.123456+05:30",
+    "metadata": {"type": "object", "value": [
+        ["source", {"type": "string", "value": "awa-conformance"}],
+        ["nothing", {"type": "null"}],
+        ["big", {"type": "int", "value": "18446744073709551615"}],
+        ["ratio", {"type": "float", "value": "1.5", "bits": "3ff8000000000000"}],
+        ["note", {"type": "string", "value": "ünï \u2028"}],
+    ]},
+}
+PAYLOAD_ARGS = '{"v":1.5}'
+PAYLOAD_METADATA = '{"source":"awa-conformance","nothing":null,"big":18446744073709551615,"ratio":1.5,"note":"ünï \u2028"}'
+
+
+def judge_payload(p: Producer, db: Db) -> list[str]:
+    """Every stored field (contract §15) vs the request: one job with all of them, one with none."""
+    bad = []
+    job = _job(p.enqueue(queue="pyprod_payload", **PAYLOAD), "payload")
+    if isinstance(job, str):
+        return [job]
+    got = db.payload(job)
+    want = {"kind": PAYLOAD["kind"], "queue": "pyprod_payload", "args": db.pg("%s::jsonb::text", PAYLOAD_ARGS),
+            "priority": 3, "max_attempts": 7, "run_at": db.pg("%s::timestamptz", PAYLOAD["run_at"]),
+            "state": "scheduled", "metadata": db.pg("%s::jsonb::text", PAYLOAD_METADATA), "tags": PAYLOAD["tags"]}
+    bad += [f"payload: stored {k} {got[k]!r}, asked {v!r}" for k, v in want.items() if got[k] != v]
+    job = _job(p.enqueue(queue="pyprod_payload"), "defaults")
+    if isinstance(job, str):
+        return [*bad, job]
+    got = db.payload(job)
+    want = {"args": "{}", "priority": 2, "max_attempts": 25, "state": "available", "metadata": "{}", "tags": []}
+    bad += [f"defaults: stored {k} {got[k]!r}, the default is {v!r}" for k, v in want.items() if got[k] != v]
+    return bad
+
+
 # The refusals every producer must give, with what the database or the client says.
 #   (name, request fields, client-side answer, database answer)
 REFUSALS: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
@@ -351,7 +403,7 @@ def judge_refusals(p: Producer, db: Db, *, client_checks: bool) -> list[str]:
 
 
 def test_hello(producer: Producer) -> None:
-    assert producer.hello["type"] == "hello" and producer.hello["protocol"] == 2
+    assert producer.hello["type"] == "hello" and producer.hello["protocol"] == 3
     assert set(producer.hello["capabilities"]) == {"enqueue", "errors"}
     assert producer.hello["implementation"]["name"]
 
@@ -395,6 +447,10 @@ def test_stored_fields(producer: Producer, db: Db) -> None:
     assert got["state"] == "available" and got["route_source"] == "ordering_key"  # the empty key is a key
 
 
+def test_payload(producer: Producer, db: Db) -> None:
+    assert judge_payload(producer, db) == []
+
+
 def test_stop_on_eof(db: Db) -> None:
     p = Producer(db)
     assert p.proc.stdin is not None
@@ -415,6 +471,8 @@ MUTANTS: dict[str, Any] = {
     "drop_sqlstate": lambda p, db: judge_refusals(p, db, client_checks=True),
     # Skipped, not refused: the runner's producer::coverage catches it too (scripts/test.sh).
     "skip_refusals": lambda p, db: judge_refusals(p, db, client_checks=True),
+    "drop_tags": judge_payload,
+    "drop_metadata": judge_payload,
 }
 # Patches that are conforming variants, not mistakes (tests/mutants/README.md).
 VARIANTS = {"no_client_checks"}

@@ -30,13 +30,20 @@ type PartitionOpts struct {
 	Partitions int    `json:"partitions"`
 }
 
-// Job is one job of a request.
+// Protocol is the producer protocol both commands speak: 3, in which a job also carries
+// `metadata` and `max_attempts` and `run_at` may have any UTC offset.
+const Protocol = 3
+
+// Job is one job of a request. A nil pointer is a null (or, for the members protocol 3 adds,
+// absent) member: the function's default.
 type Job struct {
 	Kind              string         `json:"kind"`
 	Queue             string         `json:"queue"`
 	Args              Typed          `json:"args"`
 	Priority          *int16         `json:"priority"`
-	RunAt             *string        `json:"run_at"`
+	MaxAttempts       *int16         `json:"max_attempts"`
+	RunAt             *string        `json:"run_at"` // RFC 3339, microseconds, any offset
+	Metadata          *Typed         `json:"metadata"`
 	Tags              []string       `json:"tags"`
 	OrderingKeyHex    *string        `json:"ordering_key_hex"`
 	ConcurrencyKeyHex *string        `json:"concurrency_key_hex"`
@@ -89,7 +96,7 @@ func Serve(name, version string, capabilities []string, handle Handler) error {
 		out.Write(append(b, '\n'))
 		return out.Flush() // one request at a time: the runner waits for this line
 	}
-	if err := send(map[string]any{"type": "hello", "protocol": 2,
+	if err := send(map[string]any{"type": "hello", "protocol": Protocol,
 		"implementation": map[string]string{"name": name, "version": version},
 		"capabilities":   capabilities}); err != nil {
 		return err
@@ -123,6 +130,7 @@ type Prepared struct {
 	OrderingKey    []byte // nil is absent, []byte{} the empty key; a partition's key if none
 	ConcurrencyKey []byte
 	UniqueKey      []byte         // nil without `unique`
+	Metadata       *string        // the metadata's canonical JSON; nil for the default {}
 	Trace          map[string]any // canonical args, physical queue, unique key and pre-image
 }
 
@@ -143,6 +151,20 @@ func Prepare(j *Job) (*Prepared, error) {
 		orderingHex = &j.Partition.KeyHex
 	}
 	p := &Prepared{Args: args, Queue: j.Queue}
+	if j.Metadata != nil {
+		// Typed like args and written the same way, so the stored jsonb holds exactly the
+		// numbers and strings asked (encoding/json would turn a big integer into a float).
+		v, err := FromTyped(*j.Metadata)
+		var m []byte
+		if err == nil {
+			m, err = CanonicalJSON(v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		text := string(m)
+		p.Metadata = &text
+	}
 	if p.OrderingKey, err = DecodeKey(orderingHex); err != nil {
 		return nil, err
 	}

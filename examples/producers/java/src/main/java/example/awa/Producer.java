@@ -32,6 +32,8 @@ import org.postgresql.util.ServerErrorMessage;
 public final class Producer {
   private static final String NAME = "awa-example-java";
   private static final String VERSION = "0.1.0";
+  // Protocol 3: a job also carries metadata and max_attempts, and run_at may have any offset.
+  private static final int PROTOCOL = 3;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Connection conn;
@@ -50,7 +52,7 @@ public final class Producer {
     try (Connection conn = connect(dsn)) {
       conn.setAutoCommit(true); // one statement per job: committed before the answer
       Producer p = new Producer(conn);
-      ObjectNode hello = JSON.createObjectNode().put("type", "hello").put("protocol", 2);
+      ObjectNode hello = JSON.createObjectNode().put("type", "hello").put("protocol", PROTOCOL);
       hello.putObject("implementation").put("name", NAME).put("version", VERSION);
       hello.putArray("capabilities").add("enqueue").add("errors");
       out.println(JSON.writeValueAsString(hello));
@@ -110,6 +112,11 @@ public final class Producer {
     try {
       byte[] args = CanonicalJson.encode(Typed.decode(job.get("args")));
       String argsText = new String(args, StandardCharsets.UTF_8);
+      // Metadata is typed like args and written the same way (canonical JSON text), so the
+      // stored jsonb holds exactly the numbers and strings asked; null keeps the default {}.
+      JsonNode metadata = job.get("metadata");
+      String metadataText = (metadata == null || metadata.isNull()) ? null
+          : new String(CanonicalJson.encode(Typed.decode(metadata)), StandardCharsets.UTF_8);
       JsonNode partition = job.get("partition");
       boolean partitioned = partition != null && !partition.isNull();
       JsonNode orderingHex = job.get("ordering_key_hex");
@@ -165,8 +172,10 @@ public final class Producer {
 
       // With ? placeholders every cast stays in the SQL. Keys are bytea (setBytes); the states
       // are text cast to varbit, never bit(8), which pads '1111' before the function can refuse.
+      // run_at stays the request's text: PostgreSQL parses the offset and the microseconds
+      // itself (java.sql.Timestamp would go through the JVM's time zone).
       String sql = "SELECT job_id FROM " + schema + ".insert_job(?::text, ?::text, ?::jsonb, ?::smallint, "
-          + "NULL::smallint, ?::timestamptz, NULL::jsonb, ?::text[], ?::bytea, ?::varbit"
+          + "?::smallint, ?::timestamptz, ?::jsonb, ?::text[], ?::bytea, ?::varbit"
           + ", ?::bytea, ?::bytea, ?::jsonb)";
       try (PreparedStatement ps = conn.prepareStatement(sql)) {
         ps.setString(1, job.get("kind").asText());
@@ -175,20 +184,25 @@ public final class Producer {
         JsonNode priority = job.get("priority");
         if (priority == null || priority.isNull()) ps.setNull(4, Types.SMALLINT);
         else ps.setShort(4, (short) priority.asInt());
+        JsonNode maxAttempts = job.get("max_attempts");
+        if (maxAttempts == null || maxAttempts.isNull()) ps.setNull(5, Types.SMALLINT);
+        else ps.setShort(5, (short) maxAttempts.asInt());
         JsonNode runAt = job.get("run_at");
-        if (runAt == null || runAt.isNull()) ps.setNull(5, Types.VARCHAR);
-        else ps.setString(5, runAt.asText());
+        if (runAt == null || runAt.isNull()) ps.setNull(6, Types.VARCHAR);
+        else ps.setString(6, runAt.asText());
+        if (metadataText == null) ps.setNull(7, Types.VARCHAR);
+        else ps.setString(7, metadataText);
         List<String> tags = new ArrayList<>();
         for (JsonNode t : job.get("tags")) tags.add(t.asText());
-        ps.setArray(6, conn.createArrayOf("text", tags.toArray()));
-        if (uniqueKey == null) ps.setNull(7, Types.BINARY);
-        else ps.setBytes(7, uniqueKey);
+        ps.setArray(8, conn.createArrayOf("text", tags.toArray()));
+        if (uniqueKey == null) ps.setNull(9, Types.BINARY);
+        else ps.setBytes(9, uniqueKey);
         JsonNode us = job.get("unique_states");
-        if (us == null || us.isNull()) ps.setNull(8, Types.VARCHAR);
-        else ps.setString(8, us.asText());
-        bindKey(ps, 9, orderingKey);
-        bindKey(ps, 10, concurrencyKey);
-        ps.setString(11, JSON.writeValueAsString(opts));
+        if (us == null || us.isNull()) ps.setNull(10, Types.VARCHAR);
+        else ps.setString(10, us.asText());
+        bindKey(ps, 11, orderingKey);
+        bindKey(ps, 12, concurrencyKey);
+        ps.setString(13, JSON.writeValueAsString(opts));
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           answer.put("job_id", rs.getLong(1));

@@ -2,8 +2,9 @@
 # Idempotent installer of everything the test suite needs on a fresh Debian machine (run as root).
 #
 # Installs: PostgreSQL server (Debian's package, skipped when initdb is already present), the
-# rustfmt and clippy components, the pinned Python test dependencies of tests/requirements.txt
-# and the wheel build tools of bindings/build-requirements.txt (ziglang).
+# rustfmt and clippy components, the pinned Python test dependencies of tests/requirements.txt,
+# the oldest released awa CLI of tests/requirements-awa-oldest.txt (a venv under target/) and the
+# wheel build tools of bindings/build-requirements.txt (ziglang).
 # Quiet on success; every failing command shows its own output.
 set -euo pipefail
 
@@ -97,6 +98,23 @@ quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
 log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
 [ -x "$VENV/bin/awa" ] || { log "the awa CLI (awa-cli) is missing from .venv after pip install" >&2; exit 1; }
+# The oldest released awa CLI the compat profile checks (runner/tests/db_compat.rs migrates a
+# database with it besides 0.6.9's). awa-cli installs one `awa` binary, so the pin gets a venv of
+# its own under target/, named by its version: kept between runs, made again only when the pin
+# changes (or after `cargo clean`).
+OLDEST_PINS="$ROOT/tests/requirements-awa-oldest.txt"
+OLDEST="$(sed -n 's/^awa-cli==\([0-9.]*\)[[:space:]]*$/\1/p' "$OLDEST_PINS")"
+[ -n "$OLDEST" ] || { log "no awa-cli==VERSION line in $OLDEST_PINS" >&2; exit 1; }
+OLDEST_VENV="$ROOT/target/awa-cli-$OLDEST"
+if [ -x "$OLDEST_VENV/bin/awa" ]; then
+    log "awa-cli $OLDEST (oldest checked): present in target/awa-cli-$OLDEST"
+else
+    log "awa-cli $OLDEST (oldest checked): installing into target/awa-cli-$OLDEST"
+    mkdir -p "$ROOT/target"
+    quiet "$PY" -m venv "$OLDEST_VENV"
+    quiet "$OLDEST_VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$OLDEST_PINS"
+    [ -x "$OLDEST_VENV/bin/awa" ] || { log "the awa CLI is missing from target/awa-cli-$OLDEST after pip install" >&2; exit 1; }
+fi
 
 # --- actionlint (scripts/test.sh lints .github/workflows with it), a Go module, pinned ------------
 ACTIONLINT_VERSION=1.7.7

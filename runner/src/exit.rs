@@ -29,7 +29,8 @@ pub const USAGE: u8 = 3;
 /// case needs one.
 pub const DATABASE_UNAVAILABLE: u8 = 4;
 /// The contract schema is missing or wrong: no `insert_job`, wrong signature, or a
-/// contract version this kit does not test.
+/// contract version this kit does not test; also released Awa older than the compat profile
+/// checks (no `insert_job_compat`: before 0.5.5), in one line naming its version.
 pub const SCHEMA_INVALID: u8 = 5;
 /// Harness error: connection lost mid-run, adapter crashed, a report could not be written
 /// (the other reports still are, and the JSON report, written last, says 6).

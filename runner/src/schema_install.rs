@@ -321,12 +321,29 @@ impl Status {
             }
             Self::ReleasedAwa { released, .. } => {
                 let mut text = format!(
-                    "released-awa: schema {s} holds {}; it is not the contract reference\n  \
-                     a run checks it with the compat profile, installing nothing: \
-                     awa-conformance --dsn URL --schema {s}\n",
+                    "released-awa: schema {s} holds {}; it is not the contract reference\n",
                     released.describe()
                 );
-                if released.storage_schema.is_none() {
+                if released.compat {
+                    text.push_str(&format!(
+                        "  a run checks it with the compat profile, installing nothing: \
+                         awa-conformance --dsn URL --schema {s}\n"
+                    ));
+                } else {
+                    // Too old for the compat profile: say so here rather than at the run.
+                    text.push_str(&format!(
+                        "  a run refuses it (exit 5): the compat profile checks released Awa \
+                         from schema version {} on; upgrade it with `awa migrate` of a newer \
+                         awa-cli\n",
+                        crate::contract::released::OLDEST_CHECKED
+                    ));
+                }
+                if released.compat && !released.queue_storage {
+                    text.push_str(
+                        "  it has no queue storage (released from 0.6.0), so the cases that read \
+                         an enqueue shard are not applicable\n",
+                    );
+                } else if released.compat && released.storage_schema.is_none() {
                     text.push_str(&format!(
                         "  queue storage is not active, so the cases that read it are not \
                          applicable: activate it as a fresh 0.6.x worker does (SELECT \

@@ -111,10 +111,10 @@ def test_a_wrong_adapter_request_fails(tmp_path: Path, kit: Kit) -> None:
 
 @pytest.mark.parametrize("capability", ["routing_precedence", "no_such_family"])
 def test_a_wrong_adapter_hello_fails(tmp_path: Path, kit: Kit, capability: str) -> None:
-    # A protocol the runner does not speak (3) is refused; an unknown family name must not pass
+    # A protocol the runner does not speak (4) is refused; an unknown family name must not pass
     # unnoticed either.
     old = '"protocol":1'
-    new = '"protocol":3' if capability == "routing_precedence" else old
+    new = '"protocol":4' if capability == "routing_precedence" else old
     path, _ = broken_copy(tmp_path, "docs/adapter-protocol.md", old, new)
     if capability == "no_such_family":
         text = path.read_text(encoding="utf-8").replace('"concurrency_shard","routing', '"no_such_family","routing', 1)

@@ -3,8 +3,9 @@
 //! * `insert_job` ([`InsertJob`], [`insert`], [`Inserted`]): the README's prepared-statement
 //!   form, every one of the 13 arguments explicit and bound in one place ([`InsertJob::params`]);
 //! * `job_routing` ([`read`], [`Routing`]);
-//! * released Awa's `insert_job_compat` ([`CompatCall`], [`compat_insert`], [`CompatReturned`])
-//!   and the released read-back from queue storage ([`released_job`]).
+//! * released Awa's `insert_job_compat` ([`CompatCall`], [`compat_insert`], [`CompatReturned`]),
+//!   with or without `p_ordering_key` as the release has it, and the released read-back from
+//!   queue storage ([`released_job`]).
 //!
 //! Every engine (the SQL suites, the producer engine's reference call and read-back, fuzz, the
 //! compat suites) goes through these, so a contract function is bound and decoded the same
@@ -613,10 +614,17 @@ pub struct CompatReturned {
     pub unique_states: Option<String>,
 }
 
-/// The `insert_job_compat` statement of `db`'s schema.
+/// The `insert_job_compat` statement of `db`'s schema, for the signature its released version
+/// has: with `p_ordering_key` (0.6.x), or without it (0.5.x, `compat_insert_unordered.sql`).
 #[must_use]
 pub fn compat_insert_sql(db: &DbSetup) -> String {
-    include_str!("../../sql/compat_insert.sql").replace("@S@", db.schema.quoted())
+    let ordered = db.compat.as_ref().is_none_or(|r| r.ordering_key);
+    let sql = if ordered {
+        include_str!("../../sql/compat_insert.sql")
+    } else {
+        include_str!("../../sql/compat_insert_unordered.sql")
+    };
+    sql.replace("@S@", db.schema.quoted())
 }
 
 /// Call `insert_job_compat` once with a prepared [`compat_insert_sql`] statement.
@@ -628,24 +636,28 @@ pub async fn compat_insert(
     st: &Statement,
     c: &CompatCall,
 ) -> Result<CompatReturned, tokio_postgres::Error> {
-    let row = client
-        .query_one(
-            st,
-            &[
-                &c.kind,
-                &c.queue,
-                &c.args,
-                &c.state,
-                &c.priority,
-                &c.max_attempts,
-                &c.run_at,
-                &c.tags,
-                &c.unique_key,
-                &c.unique_states,
-                &c.ordering_key,
-            ],
-        )
-        .await?;
+    let params: [&(dyn ToSql + Sync); 11] = [
+        &c.kind,
+        &c.queue,
+        &c.args,
+        &c.state,
+        &c.priority,
+        &c.max_attempts,
+        &c.run_at,
+        &c.tags,
+        &c.unique_key,
+        &c.unique_states,
+        &c.ordering_key,
+    ];
+    // The statement of a 0.5.x insert_job_compat has no p_ordering_key ($11). The key is left
+    // out only when there is none: a key given to it is still bound, so the call fails for its
+    // parameter count (an error, never a silently dropped key).
+    let bound = if st.params().len() < params.len() && c.ordering_key.is_none() {
+        params.get(..st.params().len()).unwrap_or(&params)
+    } else {
+        &params
+    };
+    let row = client.query_one(st, bound).await?;
     Ok(CompatReturned {
         job_id: row.try_get(0)?,
         queue: row.try_get(1)?,

@@ -61,10 +61,7 @@ pub fn preflight(
     if let Some(released) = &setup.compat {
         ctx.set_provenance(
             PROVENANCE_CONTRACT_VERSION,
-            format!(
-                "none (released Awa, schema version {})",
-                released.schema_version
-            ),
+            format!("none ({})", released.name()),
         );
         ctx.set_provenance(PROVENANCE_LEVEL, "compat".to_owned());
         ctx.set_provenance("released_awa", released.describe());

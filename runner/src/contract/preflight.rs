@@ -8,7 +8,8 @@
 //! about the catalog is a case (`sql::catalog::*`), not a refusal.
 //!
 //! A schema without `insert_job` that is released Awa ([`super::released`]) is not refused:
-//! preflight returns a setup for the compat profile instead (ADR 0044).
+//! preflight returns a setup for the compat profile instead (ADR 0044). A release too old to
+//! have `insert_job_compat` is refused in one line naming its version and the oldest checked.
 
 use std::fmt::Display;
 use std::sync::Arc;
@@ -255,6 +256,11 @@ pub async fn preflight(
                 .await
                 .map_err(q)?
             {
+                // A release before insert_job_compat: nothing to check, and installing the
+                // reference would not help (it would check the kit, not the database).
+                if let Some(why) = released.too_old(schema.as_str()) {
+                    return Err(PreflightError::Schema(why));
+                }
                 return Ok(DbSetup {
                     pg: Arc::clone(pg),
                     schema: schema.to_owned(),

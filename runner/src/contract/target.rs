@@ -97,26 +97,48 @@ impl DbSetup {
         })
     }
 
-    /// The quoted queue-storage schema of released Awa, or the reason a case does not apply.
+    /// The quoted queue-storage schema of released Awa, where a job's enqueue shard is kept,
+    /// or the reason the cases that read one do not apply (naming the version: 0.5.x has no
+    /// queue storage at all, 0.6.x keeps none on the canonical engine).
     ///
     /// # Errors
     /// A harness error on a database that is not released Awa.
     pub fn storage(&self) -> Result<Result<String, String>, CaseFailure> {
         let rel = self.released()?;
+        if let Some(why) = rel.no_enqueue_shard(self.schema.as_str()) {
+            return Ok(Err(why));
+        }
         Ok(rel
             .storage_schema
             .as_deref()
             .map(quote_ident)
-            .ok_or_else(|| {
-                format!(
-                    "the storage engine is canonical, which keeps no enqueue shard and no claim \
-                     table: activate queue storage (a fresh 0.6.x worker does: SELECT \
-                     {}.storage_auto_finalize_if_fresh('{}')) and rerun",
-                    self.schema.quoted(),
-                    self.schema
-                )
-            }))
+            .ok_or_else(|| "released Awa keeps no queue storage".to_owned()))
     }
+
+    /// Where released Awa keeps a job it has not yet run, for the cases that read a stored
+    /// unique key and claim (every version with `insert_job_compat` keeps both, on either
+    /// engine).
+    ///
+    /// # Errors
+    /// A harness error on a database that is not released Awa.
+    pub fn stored_in(&self) -> Result<StoredIn, CaseFailure> {
+        let rel = self.released()?;
+        Ok(match rel.storage_schema.as_deref() {
+            Some(q) => StoredIn::QueueStorage(quote_ident(q)),
+            None => StoredIn::Canonical,
+        })
+    }
+}
+
+/// Where released Awa keeps a job before a worker claims it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredIn {
+    /// Queue storage (0.6.x, activated): `ready_entries` and `deferred_jobs` of this quoted
+    /// schema.
+    QueueStorage(String),
+    /// The canonical engine (0.5.x; 0.6.x before activation): `jobs_hot` and `scheduled_jobs`
+    /// of the contract schema.
+    Canonical,
 }
 
 /// Why the DB suites cannot run at all.

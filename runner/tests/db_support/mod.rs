@@ -211,6 +211,25 @@ pub fn awa_cli() -> Option<std::path::PathBuf> {
     })
 }
 
+/// The oldest released CLI the compat profile checks (the pin of
+/// tests/requirements-awa-oldest.txt): `AWA_CLI_OLDEST`, else the venv scripts/install-deps.sh
+/// makes for that pin, `target/awa-cli-<version>/bin/awa` (awa-cli installs one `awa`, so each
+/// pinned version has a venv of its own).
+pub fn awa_cli_oldest() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("AWA_CLI_OLDEST") {
+        return Some(std::path::PathBuf::from(p));
+    }
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let pins = std::fs::read_to_string(root.join("tests/requirements-awa-oldest.txt")).ok()?;
+    let version = pins
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("awa-cli=="))?
+        .trim()
+        .to_owned();
+    let cli = root.join(format!("target/awa-cli-{version}/bin/awa"));
+    cli.is_file().then_some(cli)
+}
+
 /// `dsn` with its database replaced (URL form, as the throwaway cluster and CI give it).
 pub fn with_db(dsn: &str, db: &str) -> String {
     let (head, tail) = dsn

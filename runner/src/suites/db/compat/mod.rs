@@ -1,26 +1,33 @@
-//! The compat profile: released Awa 0.6.x checked as it is, installing nothing.
+//! The compat profile: released Awa checked as it is, installing nothing.
 //!
 //! Released Awa has `insert_job_compat` and no `insert_job` (docs/released-awa.md). Instead of
-//! stopping such a database at preflight (exit 5), the runner recognises it ([`detect`]: a
-//! `schema_version` table, an `insert_job_compat` that takes `p_ordering_key`, no `insert_job`)
-//! and runs the `sql::compat::*` cases, which check what released Awa shares with the contract:
+//! stopping such a database at preflight (exit 5), the runner recognises it
+//! ([`crate::contract::released`]: a `schema_version` table, no `insert_job`) and runs the
+//! `sql::compat::*` cases, which check what released Awa shares with the contract, as far as the
+//! release's schema version expresses it (docs/released-awa.md R8):
 //!
 //! * `ordering::w<width>`: every ordering_shard vector at every width 1..=64 through
 //!   `insert_job_compat`, on a run-scoped queue whose width is set in `queue_meta`; the shard is
-//!   read back from queue storage (`ready_entries.enqueue_shard`);
-//! * `unique::<id>`: every unique_key vector's key stored byte-exact, with its claim;
+//!   read back from queue storage (`ready_entries.enqueue_shard`). 0.6.x with queue storage
+//!   active only: 0.5.x takes no ordering key and keeps no shard;
+//! * `unique::<id>`: every unique_key vector's key stored byte-exact, with its claim (every
+//!   version, either engine: read back from queue storage, or from `jobs_hot` and
+//!   `scheduled_jobs` on the canonical engine);
 //! * `claims::<id>`: every mask: a second insert with the same key is refused with 23505
 //!   on `idx_awa_jobs_unique` exactly when the first job's initial state (available, then
-//!   scheduled) is in the mask;
-//! * `validation::*`: the released validation SQLSTATEs and messages the contract copies;
+//!   scheduled) is in the mask (every version, either engine);
+//! * `validation::*`: the released validation SQLSTATEs and messages the contract copies; on
+//!   0.5.x, whose CHECK constraints do the validating, the SQLSTATE and the constraint at each
+//!   bound, and the order cases are not applicable;
 //! * `partitioned::<id>`: every partition vector's physical queue takes the job with its key's
-//!   ordering shard.
+//!   ordering shard (as `ordering`).
 //!
 //! Every case runs in a transaction that is rolled back: the run commits nothing, so the
 //! database is left as found (row counts of every table; only sequence values, which
 //! PostgreSQL never rolls back, move on). The contract's own `sql::*` cases are reported
 //! not applicable, each with the reason (released Awa has no concurrency key, no route source,
-//! no `job_routing`). Cases needing queue storage are not applicable on the canonical engine.
+//! no `job_routing`). A case the version cannot express is not applicable with a reason that
+//! names the version.
 
 mod routing;
 mod unique;
@@ -34,7 +41,7 @@ use tokio_postgres::Client;
 use super::case::{query_fail, Case};
 use crate::contract::call::{compat_insert, compat_insert_sql, CompatCall, CompatReturned};
 
-use crate::contract::target::DbSetup;
+use crate::contract::target::{DbSetup, StoredIn};
 use crate::outcome::{CaseFailure, Verdict};
 
 /// The suite prefix of every compat case (`sql::compat::<group>::<case>`). Group names never
@@ -94,21 +101,30 @@ async fn prepare_insert(
         .map_err(|e| query_fail(db, "preparing insert_job_compat", &e))
 }
 
-/// Read where queue storage (schema `q`, quoted) keeps `job_ids` of `queues`.
+/// Read where released Awa keeps `job_ids` of `queues`: queue storage, or the canonical
+/// engine's tables (`ready` there is `jobs_hot`, `deferred` is `scheduled_jobs`).
 async fn stored(
     client: &Client,
     db: &DbSetup,
-    q: &str,
+    place: &StoredIn,
     job_ids: &[i64],
     queues: &[String],
 ) -> Result<std::collections::HashMap<i64, Stored>, CaseFailure> {
+    let (sql, what) = match place {
+        StoredIn::QueueStorage(q) => (
+            include_str!("../../../../sql/compat_stored.sql").replace("@Q@", q),
+            "reading queue storage",
+        ),
+        StoredIn::Canonical => (
+            include_str!("../../../../sql/compat_stored_canonical.sql")
+                .replace("@S@", db.schema.quoted()),
+            "reading jobs_hot and scheduled_jobs",
+        ),
+    };
     let rows = client
-        .query(
-            &include_str!("../../../../sql/compat_stored.sql").replace("@Q@", q),
-            &[&job_ids, &queues],
-        )
+        .query(&sql, &[&job_ids, &queues])
         .await
-        .map_err(|e| query_fail(db, "reading queue storage", &e))?;
+        .map_err(|e| query_fail(db, what, &e))?;
     let mut out = std::collections::HashMap::new();
     for r in rows {
         let id: i64 = r.get(0);
@@ -121,7 +137,7 @@ async fn stored(
         };
         if out.insert(id, row).is_some() {
             return Err(CaseFailure::new(format!(
-                "job {id} is stored twice in queue storage (ready and deferred)"
+                "job {id} is stored twice (ready and deferred)"
             )));
         }
     }

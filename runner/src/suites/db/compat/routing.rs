@@ -1,5 +1,7 @@
 //! `sql::compat::ordering::w<width>` and `sql::compat::partitioned::<id>`: ordering-key
-//! routing of released `insert_job_compat`, read back from queue storage.
+//! routing of released `insert_job_compat`, read back from queue storage. Not applicable on
+//! 0.5.x (no `p_ordering_key`, no queue storage) nor on the canonical engine (no enqueue shard),
+//! with the reason naming the version ([`crate::contract::released::Released::no_enqueue_shard`]).
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use serde_json::json;
 
 use super::{call, case, compat_insert, prepare_insert, stored};
 use crate::contract::expect::{self, RouteAt};
-use crate::contract::target::DbSetup;
+use crate::contract::target::{DbSetup, StoredIn};
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, setup_fail, Case};
 use crate::suites::db::request::{set_widths, unique_name, width_queue};
@@ -47,7 +49,7 @@ pub(super) fn ordering_cases(vectors: &VectorSet) -> Vec<Case> {
 
 fn ordering_at(db: &Arc<DbSetup>, width: u8, keys: &Keys) -> Result<Verdict, CaseFailure> {
     let q = match db.storage()? {
-        Ok(q) => q,
+        Ok(q) => StoredIn::QueueStorage(q),
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };
     if keys.is_empty() {
@@ -134,7 +136,7 @@ pub(super) fn partition_cases(vectors: &VectorSet) -> Vec<Case> {
 
 fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdict, CaseFailure> {
     let q = match db.storage()? {
-        Ok(q) => q,
+        Ok(q) => StoredIn::QueueStorage(q),
         Err(why) => return Ok(Verdict::NotApplicable(why)),
     };
     let width =

@@ -1,5 +1,8 @@
 //! `sql::compat::unique::<id>` and `sql::compat::claims::<id>`: unique_key storage
-//! and the duplicate rule of released `insert_job_compat` for every state mask.
+//! and the duplicate rule of released `insert_job_compat` for every state mask. Every release
+//! with `insert_job_compat` keeps both on either engine (docs/released-awa.md R8.2), so these
+//! run on 0.5.x and on 0.6.x before queue storage is activated too, read back from `jobs_hot`
+//! and `scheduled_jobs` there.
 
 use std::sync::Arc;
 
@@ -15,8 +18,9 @@ use crate::suites::db::case::{query_fail, rolled_back, Case};
 use crate::suites::db::request::{unique_bytes, unique_name};
 use awa_conformance_vectors::to_hex as hex;
 
-/// The initial states an insert can start in under queue storage that take claims: the job
-/// is inserted `available`, then (another key) `scheduled`.
+/// The initial states an insert can start in under queue storage (and the canonical engine
+/// takes too) that take claims: the job is inserted `available`, then (another key)
+/// `scheduled`.
 const INITIAL_STATES: [&str; 2] = ["available", "scheduled"];
 
 /// The constraint released Awa names on a duplicate claim.
@@ -37,10 +41,7 @@ pub(super) fn unique_key_cases(vectors: &VectorSet) -> Vec<Case> {
 }
 
 fn unique_key_case(db: &Arc<DbSetup>, key: &[u8]) -> Result<Verdict, CaseFailure> {
-    let q = match db.storage()? {
-        Ok(q) => q,
-        Err(why) => return Ok(Verdict::NotApplicable(why)),
-    };
+    let q = db.stored_in()?;
     let states = unique_states_bits(DEFAULT_UNIQUE_STATES);
     rolled_back(db, async |client| {
         // A claim someone already holds on this key would make the insert a duplicate.
@@ -101,10 +102,7 @@ pub(super) fn unique_states_cases(vectors: &VectorSet) -> Vec<Case> {
 /// with 23505 on `idx_awa_jobs_unique` exactly when the vector lists A's state; A's states are
 /// stored as given and A holds the claim exactly then.
 fn mask_case(db: &Arc<DbSetup>, bits: &str, states: &[String]) -> Result<Verdict, CaseFailure> {
-    let q = match db.storage()? {
-        Ok(q) => q,
-        Err(why) => return Ok(Verdict::NotApplicable(why)),
-    };
+    let q = db.stored_in()?;
     rolled_back(db, async |client| {
         let st = prepare_insert(client, db).await?;
         for state in INITIAL_STATES {

@@ -3,29 +3,73 @@
 //! both bounds, the first failing check wins, the last accepted value of each bound, and the
 //! empty kind accepted. (A unique_states that is not 8 bits is refused by PostgreSQL's cast
 //! to `bit(8)` before the function runs, so no implementation of it could get it wrong.)
+//!
+//! Released Awa 0.5.x validates with CHECK constraints instead (docs/released-awa.md R8.3): there
+//! each bound is checked by its SQLSTATE and the constraint named, and the order cases are not
+//! applicable (PostgreSQL evaluates CHECK constraints in name order, which is not R2.2's).
 
 use std::sync::Arc;
 
 use super::{call, case, compat_insert, prepare_insert, CompatCall};
 use crate::contract::judge::rejection;
+use crate::contract::released::Validation;
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::suites::db::case::{query_fail, rolled_back, Case};
 use crate::suites::db::rejection::{ATTEMPTS_MSG, KIND_MSG, PRIORITY_MSG, QUEUE_MSG, TAGS_MSG};
 use crate::suites::db::request::unique_name;
+use serde_json::json;
 
-/// How a case changes the base call (an available job on a run-scoped queue).
+/// The SQLSTATE of every released validation refusal.
+const CHECK_VIOLATION: &str = "23514";
+
+/// How a case changes the base call (a scheduled job on a run-scoped queue).
 type Build = fn(CompatCall) -> CompatCall;
 
-/// What the call must do: be accepted, or be refused with (SQLSTATE, message).
+/// One released validation check (R2.2).
 #[derive(Debug, Clone, Copy)]
-enum Want {
-    Accepted,
-    Refused(&'static str, Option<&'static str>),
+enum Check {
+    Kind,
+    Queue,
+    Priority,
+    MaxAttempts,
+    Tags,
 }
 
-const fn refused(message: &'static str) -> Want {
-    Want::Refused("23514", Some(message))
+impl Check {
+    /// The message `insert_job_compat` raises (0.6.x).
+    const fn message(self) -> &'static str {
+        match self {
+            Self::Kind => KIND_MSG,
+            Self::Queue => QUEUE_MSG,
+            Self::Priority => PRIORITY_MSG,
+            Self::MaxAttempts => ATTEMPTS_MSG,
+            Self::Tags => TAGS_MSG,
+        }
+    }
+
+    /// The CHECK constraint that refuses it on 0.5.x: `scheduled_jobs`', since every case
+    /// inserts a scheduled job.
+    const fn constraint(self) -> &'static str {
+        match self {
+            Self::Kind => "scheduled_jobs_kind_length",
+            Self::Queue => "scheduled_jobs_queue_name_length",
+            Self::Priority => "scheduled_jobs_priority_in_range",
+            Self::MaxAttempts => "scheduled_jobs_max_attempts_range",
+            Self::Tags => "scheduled_jobs_tags_count",
+        }
+    }
+}
+
+/// What the call must do.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// Be accepted.
+    Accepted,
+    /// Be refused by this check (the only one failing).
+    Refused(Check),
+    /// Be refused by this check, the first in R2.2's order of the several failing.
+    First(Check),
 }
 
 fn tags(n: usize) -> Vec<String> {
@@ -40,7 +84,7 @@ const CASES: &[(&str, Build, Want)] = &[
             kind: "k".repeat(201),
             ..c
         },
-        refused(KIND_MSG),
+        Want::Refused(Check::Kind),
     ),
     // Characters, not bytes: 200 two-byte characters are accepted.
     (
@@ -57,17 +101,17 @@ const CASES: &[(&str, Build, Want)] = &[
             queue: format!("{}{}", c.queue, "q".repeat(201)),
             ..c
         },
-        refused(QUEUE_MSG),
+        Want::Refused(Check::Queue),
     ),
     (
         "priority_0",
         |c| CompatCall { priority: 0, ..c },
-        refused(PRIORITY_MSG),
+        Want::Refused(Check::Priority),
     ),
     (
         "priority_5",
         |c| CompatCall { priority: 5, ..c },
-        refused(PRIORITY_MSG),
+        Want::Refused(Check::Priority),
     ),
     (
         "priority_1_accepted",
@@ -85,7 +129,7 @@ const CASES: &[(&str, Build, Want)] = &[
             max_attempts: 0,
             ..c
         },
-        refused(ATTEMPTS_MSG),
+        Want::Refused(Check::MaxAttempts),
     ),
     (
         "max_attempts_1001",
@@ -93,7 +137,7 @@ const CASES: &[(&str, Build, Want)] = &[
             max_attempts: 1001,
             ..c
         },
-        refused(ATTEMPTS_MSG),
+        Want::Refused(Check::MaxAttempts),
     ),
     (
         "max_attempts_1000_accepted",
@@ -109,7 +153,7 @@ const CASES: &[(&str, Build, Want)] = &[
             tags: tags(21),
             ..c
         },
-        refused(TAGS_MSG),
+        Want::Refused(Check::Tags),
     ),
     (
         "tags_20_accepted",
@@ -127,7 +171,7 @@ const CASES: &[(&str, Build, Want)] = &[
             priority: 0,
             ..c
         },
-        refused(KIND_MSG),
+        Want::First(Check::Kind),
     ),
     (
         "order_queue_before_priority",
@@ -136,7 +180,7 @@ const CASES: &[(&str, Build, Want)] = &[
             priority: 9,
             ..c
         },
-        refused(QUEUE_MSG),
+        Want::First(Check::Queue),
     ),
     (
         "order_priority_before_max_attempts",
@@ -145,7 +189,7 @@ const CASES: &[(&str, Build, Want)] = &[
             max_attempts: 0,
             ..c
         },
-        refused(PRIORITY_MSG),
+        Want::First(Check::Priority),
     ),
     (
         "order_max_attempts_before_tags",
@@ -154,7 +198,7 @@ const CASES: &[(&str, Build, Want)] = &[
             tags: tags(21),
             ..c
         },
-        refused(ATTEMPTS_MSG),
+        Want::First(Check::MaxAttempts),
     ),
     (
         "empty_kind_accepted",
@@ -177,6 +221,11 @@ pub(super) fn cases() -> Vec<Case> {
 }
 
 fn check(db: &Arc<DbSetup>, name: &str, build: Build, want: Want) -> Result<Verdict, CaseFailure> {
+    let released = db.released()?;
+    let validation = released.validation();
+    if let (Want::First(_), Some(why)) = (want, released.no_validation_order()) {
+        return Ok(Verdict::NotApplicable(why));
+    }
     rolled_back(db, async |client| {
         // Scheduled: a queue-storage `available` insert also NOTIFYs on the queue's channel,
         // whose 63-byte limit is not part of validation (docs/advisories.md).
@@ -184,14 +233,36 @@ fn check(db: &Arc<DbSetup>, name: &str, build: Build, want: Want) -> Result<Verd
         let st = prepare_insert(client, db).await?;
         let res = compat_insert(client, &st, &call).await;
         let what = format!("insert_job_compat ({name})");
-        match want {
-            Want::Accepted => res
-                .map(|_| Verdict::Passed)
-                .map_err(|e| query_fail(db, &format!("{what} (must be accepted)"), &e)),
-            Want::Refused(sqlstate, message) => {
-                rejection(db, &what, res)?.expect(&what, sqlstate, None, message)?;
-                Ok(Verdict::Passed)
+        let check = match want {
+            Want::Accepted => {
+                return res
+                    .map(|_| Verdict::Passed)
+                    .map_err(|e| query_fail(db, &format!("{what} (must be accepted)"), &e))
+            }
+            Want::Refused(check) | Want::First(check) => check,
+        };
+        let rej = rejection(db, &what, res)?;
+        match validation {
+            Validation::Function => {
+                rej.expect(&what, CHECK_VIOLATION, None, Some(check.message()))?;
+            }
+            Validation::Constraints => {
+                let constraint = check.constraint();
+                if rej.sqlstate != CHECK_VIOLATION || rej.constraint.as_deref() != Some(constraint)
+                {
+                    return Err(CaseFailure::mismatch(
+                        format!(
+                            "{what}: {} refuses it with {CHECK_VIOLATION} on the CHECK \
+                             constraint {constraint}",
+                            released.name()
+                        ),
+                        json!({"sqlstate": CHECK_VIOLATION, "constraint": constraint}),
+                        json!({"sqlstate": rej.sqlstate, "constraint": rej.constraint,
+                               "message": rej.message}),
+                    ));
+                }
             }
         }
+        Ok(Verdict::Passed)
     })
 }

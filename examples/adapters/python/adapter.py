@@ -259,7 +259,9 @@ def main():
     send({"type": "hello", "protocol": PROTOCOL,
           "implementation": {"name": "awa-conformance python reference adapter",
                              "version": "1"},
-          "capabilities": sorted(FAMILIES) + ["errors"]})
+          # `nested`: this adapter decodes ADR 0020's compact nested form (typed(), above), so
+          # at protocol 1 it asks to be sent the vectors written in it (ADR 0053).
+          "capabilities": sorted(FAMILIES) + ["errors", "nested"]})
     sys.stdout.flush()
     for line in sys.stdin:
         if not line.strip():

@@ -22,9 +22,10 @@ HOSTILE = (
 
 def main() -> None:
     lone = sys.argv[1:] == ["lone-surrogate"]
+    # `nested`: it is sent every vector, the compact nested form included (ADR 0053).
     hello = {"type": "hello", "protocol": 1,
              "implementation": {"name": "hostile\uffff\x01", "version": "0\u202e"},
-             "capabilities": FAMILIES}
+             "capabilities": FAMILIES + ["nested"]}
     print(json.dumps(hello), flush=True)
     first = True
     for line in sys.stdin:

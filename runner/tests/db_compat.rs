@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use db_support::{
-    awa_cli, awa_cli_oldest, cases_with, dsn, main_with, run, scalar, sql, suffix, text, with_db,
-    Gate,
+    awa_cli, awa_cli_oldest, cases_with, dsn, main_with, messages, run, scalar, sql, suffix, text,
+    with_db, Gate,
 };
 
 /// A database of the cluster, dropped on drop.
@@ -278,7 +278,7 @@ fn canonical_engine_runs_what_it_keeps_and_says_why_the_rest_does_not_apply() {
         .iter()
         .any(|n| n.starts_with("sql::compat::partitioned::")));
     assert!(
-        reasons(&report, "not_applicable")
+        messages(&report, "not_applicable")
             .iter()
             .all(|(n, m)| !n.starts_with("sql::compat::")
                 || m.contains("storage_auto_finalize_if_fresh")),
@@ -290,22 +290,6 @@ fn canonical_engine_runs_what_it_keeps_and_says_why_the_rest_does_not_apply() {
         .unwrap()
         .ends_with("storage engine canonical"));
     assert_eq!(before, db.snapshot());
-}
-
-/// (name, message) of every case with `status`.
-fn reasons(report: &serde_json::Value, status: &str) -> Vec<(String, String)> {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] == status)
-        .map(|c| {
-            (
-                c["name"].as_str().unwrap().to_owned(),
-                c["message"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
 }
 
 /// Released Awa as most installations run it: a login role without CREATEROLE that owns the
@@ -564,19 +548,7 @@ fn every_compat_case_fails_on_some_mutant() {
     for m in MUTANTS {
         let db = Db::copy(&template, m.name);
         sql(&db.url, &mutate(&def, m));
-        for filter in m.filters {
-            let (out, report) = db.run(&[filter]);
-            let failed = compat_names(&report, "failed");
-            assert_eq!(
-                out.status.code(),
-                Some(1),
-                "mutant {} survived {filter}: {}",
-                m.name,
-                text(&out.stderr)
-            );
-            assert!(!failed.is_empty(), "mutant {}: nothing failed", m.name);
-            killed.extend(failed);
-        }
+        killed.extend(killed_by(&db, m.name, m.filters));
     }
     let survivors: Vec<&String> = all.difference(&killed).collect();
     assert!(
@@ -584,6 +556,25 @@ fn every_compat_case_fails_on_some_mutant() {
         "{} compat cases fail on no mutant: {survivors:?}",
         survivors.len()
     );
+}
+
+/// Run each of a mutant's `filters` on `db`: each must fail (exit 1) with failed compat cases;
+/// returns them.
+fn killed_by(db: &Db, mutant: &str, filters: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for filter in filters {
+        let (run, report) = db.run(&[filter]);
+        let failed = compat_names(&report, "failed");
+        assert_eq!(
+            run.status.code(),
+            Some(1),
+            "mutant {mutant} survived {filter}: {}",
+            text(&run.stderr)
+        );
+        assert!(!failed.is_empty(), "mutant {mutant}: nothing failed");
+        out.extend(failed);
+    }
+    out
 }
 
 /// The oldest release the compat profile checks (tests/requirements-awa-oldest.txt): a fresh
@@ -652,7 +643,7 @@ fn oldest_released_awa_runs_what_its_schema_version_expresses() {
         assert!(bad.is_empty(), "{status} compat cases: {bad:?}");
     }
     // What 0.5.x cannot express is not applicable, each case saying why and naming the version.
-    let na: Vec<(String, String)> = reasons(&report, "not_applicable")
+    let na: Vec<(String, String)> = messages(&report, "not_applicable")
         .into_iter()
         .filter(|(n, _)| n.starts_with("sql::compat::"))
         .collect();
@@ -682,7 +673,7 @@ fn oldest_released_awa_runs_what_its_schema_version_expresses() {
         "{na:?}"
     );
     // The contract's cases do not apply either, naming the version.
-    let (_, why) = reasons(&report, "not_applicable")
+    let (_, why) = messages(&report, "not_applicable")
         .into_iter()
         .find(|(n, _)| n.starts_with("sql::function::cd-"))
         .unwrap();
@@ -897,19 +888,7 @@ fn every_compat_case_of_the_oldest_release_fails_on_some_mutant() {
         if !m.statements.is_empty() {
             sql(&db.url, m.statements);
         }
-        for filter in m.filters {
-            let (out, report) = db.run(&[filter]);
-            let failed = compat_names(&report, "failed");
-            assert_eq!(
-                out.status.code(),
-                Some(1),
-                "mutant {} survived {filter}: {}",
-                m.name,
-                text(&out.stderr)
-            );
-            assert!(!failed.is_empty(), "mutant {}: nothing failed", m.name);
-            killed.extend(failed);
-        }
+        killed.extend(killed_by(&db, m.name, m.filters));
     }
     let survivors: Vec<&String> = all.difference(&killed).collect();
     assert!(

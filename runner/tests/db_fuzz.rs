@@ -358,6 +358,35 @@ fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
     );
     let right = db_fuzz(&s, &["--producer", &test_producer(None), "--replay", &file]);
     assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+    // Generated payloads: canonical_json values become the args of payload cases, so a
+    // producer that stores other args than asked is found there (ADR 0053).
+    assert!(
+        text(&ok.stderr).contains("canonical_json "),
+        "{}",
+        show(&ok)
+    );
+    let out = db_fuzz(
+        &s,
+        &[
+            "--producer",
+            &test_producer(Some("drop_args")),
+            "--seed",
+            "1",
+            "--cases",
+            "8",
+            "--max-findings",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    let found = findings(&out);
+    assert!(
+        found[0]["finding"]
+            .as_str()
+            .is_some_and(|f| f.contains("layer: payload")),
+        "{}",
+        found[0]
+    );
     assert_eq!(snapshot(&s), before, "fuzz --producer changed the database");
 }
 

@@ -16,7 +16,9 @@ mod db_support;
 
 use std::path::PathBuf;
 
-use db_support::{cases_with, dsn, main_with, run_with_report, text, Gate, Held, Scratch};
+use db_support::{
+    cases_with, dsn, main_with, messages, run_with_report, text, Gate, Held, Scratch,
+};
 use serde_json::Value as Json;
 
 /// The test producer (an example of this package, built by `cargo test`), found beside the
@@ -36,21 +38,6 @@ fn producer() -> String {
 
 fn with(env: &str) -> String {
     format!("{env} {}", producer())
-}
-
-fn messages(report: &Json, status: &str) -> Vec<(String, String)> {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["status"] == status)
-        .map(|c| {
-            (
-                c["name"].as_str().unwrap().to_owned(),
-                c["message"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect()
 }
 
 /// No row of any run-scoped queue is left in the schema.
@@ -395,6 +382,17 @@ fn protocol_2_producer_keeps_working_and_is_told_what_it_lacks() {
         "{}",
         report["provenance"]
     );
+    // The canned exchange speaks its protocol too.
+    let (out, _) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--validate-producer",
+            "producer::protocol",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // The compact `nested` form is not sent to a protocol 2 program that does not declare it.
     let cmd = with("AWA_TEST_PRODUCER_MUTANT=nested_unknown");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::unique_key::"]);

@@ -147,6 +147,21 @@ pub struct Plan {
     pub lock: Option<(i32, i32)>,
 }
 
+impl Plan {
+    /// One enqueue on a queue without a `queue_meta` row, which must be stored as `want`.
+    fn stored(job: Job, call: InsertJob, want: Expectation) -> Self {
+        Self {
+            widths: Vec::new(),
+            steps: vec![Step {
+                job,
+                call,
+                outcome: Outcome::Stored(Box::new(want)),
+            }],
+            lock: None,
+        }
+    }
+}
+
 /// `{}` in the typed form of the producer protocol.
 #[must_use]
 pub fn typed_empty_object() -> Json {
@@ -254,13 +269,8 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             // case in a concurrent run.
             let lock = (!u.by_queue).then_some((GLOBAL_KEY_LOCK, 0));
             Ok(Plan {
-                widths: Vec::new(),
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(want)),
-                }],
                 lock,
+                ..Plan::stored(job, call, want)
             })
         }
         Kind::States {
@@ -317,15 +327,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 // By queue: the key hashes the physical queue, never the logical one (§13).
                 unique_by_queue(&mut job, &mut call, &mut want, (&physical, &q), None)?;
             }
-            Ok(Plan {
-                widths: Vec::new(),
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(want)),
-                }],
-                lock: None,
-            })
+            Ok(Plan::stored(job, call, want))
         }
         Kind::Payload(p) => {
             let mut job = base_job(&q);
@@ -356,15 +358,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 let args = p.args.as_ref().map(|(_, v, _)| v);
                 unique_by_queue(&mut job, &mut call, &mut want, (&q, &q), args)?;
             }
-            Ok(Plan {
-                widths: Vec::new(),
-                steps: vec![Step {
-                    job,
-                    call,
-                    outcome: Outcome::Stored(Box::new(want)),
-                }],
-                lock: None,
-            })
+            Ok(Plan::stored(job, call, want))
         }
         // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
         Kind::Bulk(_) => Ok(Plan {

@@ -395,6 +395,25 @@ pub fn run_with_report(scratch: &Scratch, extra: &[&str]) -> (Output, serde_json
     (out, report)
 }
 
+/// (name, message) of every case with `status` in a report.
+pub fn messages(report: &serde_json::Value, status: &str) -> Vec<(String, String)> {
+    report["cases"]
+        .as_array()
+        .map(|cases| {
+            cases
+                .iter()
+                .filter(|c| c["status"] == status)
+                .map(|c| {
+                    (
+                        c["name"].as_str().unwrap_or_default().to_owned(),
+                        c["message"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Names of cases with the given status in a report.
 pub fn cases_with(report: &serde_json::Value, status: &str) -> Vec<String> {
     report["cases"]

@@ -40,7 +40,9 @@ def example_module() -> Any:
 
 
 def wrap(module: Any, dsn: str) -> Any:
-    """The example producer's enqueue as a check_producer callable (the request back in wire form)."""
+    """The example producer's enqueue as a check_producer callable (the request back in wire form).
+    The example speaks protocol 3 to the runner, so the callable forwards metadata and max_attempts
+    and check_producer is asked for protocol 3 too: both engines then send the same cases."""
     producer = module.Producer(dsn)
 
     def insert(request: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +57,7 @@ def wrap(module: Any, dsn: str) -> Any:
             "unique_states": request["unique_states"],
             "partition": None if partition is None else {"key_hex": partition["key"].hex(),
                                                          "partitions": partition["partitions"]},
+            "metadata": request["metadata_typed"], "max_attempts": request["max_attempts"],
             "opts": request["opts"],
         }
         try:
@@ -88,7 +91,7 @@ def test_runner_and_check_producer_agree(database, tmp_path):
     insert, producer = wrap(example_module(), database["dsn"])
     try:
         report = ac.check_producer(database["dsn"], insert, schema=database["schema"], producer_role=database["role"],
-                                   expected_failures=str(expected))
+                                   expected_failures=str(expected), protocol=3)
     finally:
         if producer.conn is not None:
             producer.conn.close()

@@ -72,7 +72,7 @@ def session(released: Released) -> Iterator[Session]:
 def test_hello(session: Session) -> None:
     assert session.hello["type"] == "hello" and session.hello["protocol"] == 2
     assert session.hello["implementation"]["version"] == "0.6.9"
-    assert set(session.hello["capabilities"]) == {"enqueue", "errors"}
+    assert set(session.hello["capabilities"]) == {"enqueue", "errors", "nested"}
 
 
 def test_ordering_keys_land_on_the_vector_shard(session: Session, released: Released) -> None:

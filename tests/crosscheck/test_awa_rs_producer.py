@@ -237,7 +237,7 @@ def assert_divergent(outcomes: dict[str, str], released: Released) -> None:
 def test_hello(session: Session) -> None:
     assert session.hello["type"] == "hello" and session.hello["protocol"] == 2
     assert session.hello["implementation"] == {"name": "awa-model (Rust, insert_with)", "version": "0.6.9"}
-    assert set(session.hello["capabilities"]) == {"enqueue", "errors"}
+    assert set(session.hello["capabilities"]) == {"enqueue", "errors", "nested"}
 
 
 def test_the_lock_file_pins_the_released_crate() -> None:

@@ -555,7 +555,8 @@ fn serve() -> Result<(), String> {
         &mut out,
         &json!({"type": "hello", "protocol": PROTOCOL,
                 "implementation": {"name": format!("awa-model (Rust, {})", path.name()), "version": AWA_MODEL_VERSION},
-                "capabilities": ["enqueue", "errors"]}),
+                // `nested`: the typed decoder (above) expands ADR 0020's compact form.
+                "capabilities": ["enqueue", "errors", "nested"]}),
     )
     .map_err(io)?;
     for line in std::io::stdin().lock().lines() {

@@ -76,10 +76,22 @@ export DATABASE_URL
 # The database is always there in this script, so DB-backed suites must not skip for lack of it.
 export AWA_CROSSCHECK_REQUIRED=1
 export AWA_REQUIRE_DB=1
-RUNNER="$ROOT/target/release/awa-conformance"
 REPORTS="$(mktemp -d)"
-# The release wheel, built once (scripts/build-wheel.sh) for the bindings and CI-recipe steps.
+# The release wheel, built once (scripts/build-wheel.sh) and installed into the venv: its
+# `awa-conformance` console script is the runner every later step runs (the same Rust code as
+# the standalone binary, compiled once: CONTRIBUTING, "CI time budget").
 WHEELS="$(mktemp -d)"
+RUNNER="$ROOT/.venv/bin/awa-conformance"
+export AWA_CONFORMANCE_BIN="$RUNNER"
+
+# Build the release wheel and install it into the venv; the runner steps use its console script.
+build_wheel() {
+    local wheel
+    "$ROOT/scripts/build-wheel.sh" "$WHEELS" >/dev/null &&
+        wheel="$(ls -t "$WHEELS"/awa_conformance-*-abi3-*manylinux_2_17_*.whl | head -n1)" &&
+        "$PY" -m pip install --quiet --force-reinstall --no-deps "$wheel" &&
+        "$RUNNER" --version
+}
 
 # The runner end to end against the throwaway database, reference schema installed by the runner.
 runner_dsn() {
@@ -289,25 +301,24 @@ workflow_lint() {
 }
 
 # The workspace's tests. The DB-backed ones spawn the runner (db_support::spawn): they are given
-# the release build made just before (AWA_CONFORMANCE_BIN), which is what users run and leaves
-# the two cores to PostgreSQL, where the mutation tests spend their time (CONTRIBUTING, "CI time
-# budget"); unit tests and the CLI tests still use the debug build.
+# the wheel's runner installed just before (AWA_CONFORMANCE_BIN), which is what users run and
+# leaves the two cores to PostgreSQL, where the mutation tests spend their time (CONTRIBUTING,
+# "CI time budget"); unit tests and the CLI tests still use the debug build.
 cargo_test() {
-    [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the build step failed)" >&2; return 1; }
-    AWA_CONFORMANCE_BIN="$RUNNER" cargo test --workspace --no-fail-fast
+    [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the wheel step failed)" >&2; return 1; }
+    cargo test --workspace --no-fail-fast
 }
 
 # --- STEPS --------------------------------------------------------------------------------------
 step "cargo fmt"                 cargo fmt --all -- --check
 step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
-step "build runner (release)"    cargo build --release -p awa-conformance
+step "build wheel (release)"     build_wheel
 step "cargo test"                cargo_test
 step "vectors verify"            "$RUNNER" vectors verify
 step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --vectors-dir "$ROOT/vectors"
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
 step "schema SQL tests"          schema_sql_tests
-step "build wheel (release)"     "$ROOT/scripts/build-wheel.sh" "$WHEELS"
 step "python bindings"           python_bindings
 step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
 step "go example adapter"        go_adapter

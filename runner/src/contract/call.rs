@@ -430,14 +430,28 @@ pub async fn asked(
     client: &Client,
     reqs: &[InsertJob],
 ) -> Result<(Vec<Asked>, String), tokio_postgres::Error> {
+    asked_with(client, ASKED_SQL, reqs).await
+}
+
+/// The statement of [`asked`] (`payload_asked.sql`), for callers that prepare it once.
+pub const ASKED_SQL: &str = include_str!("../../sql/payload_asked.sql");
+/// The statement of [`clock`] (`clock_now.sql`), for callers that prepare it once.
+pub const CLOCK_SQL: &str = include_str!("../../sql/clock_now.sql");
+
+/// [`asked`] through `statement`: [`ASKED_SQL`] or that statement prepared.
+///
+/// # Errors
+/// The server's error.
+pub async fn asked_with<T: ?Sized + tokio_postgres::ToStatement>(
+    client: &Client,
+    statement: &T,
+    reqs: &[InsertJob],
+) -> Result<(Vec<Asked>, String), tokio_postgres::Error> {
     let args: Vec<&str> = reqs.iter().map(|r| r.args.as_str()).collect();
     let metadata: Vec<&str> = reqs.iter().map(|r| r.metadata.as_str()).collect();
     let run_at: Vec<Option<&str>> = reqs.iter().map(|r| r.run_at.as_deref()).collect();
     let rows = client
-        .query(
-            include_str!("../../sql/payload_asked.sql"),
-            &[&args, &metadata, &run_at],
-        )
+        .query(statement, &[&args, &metadata, &run_at])
         .await?;
     let mut out = Vec::with_capacity(rows.len());
     let mut clock = None;
@@ -453,10 +467,18 @@ pub async fn asked(
 /// # Errors
 /// The server's error.
 pub async fn clock(client: &Client) -> Result<String, tokio_postgres::Error> {
-    client
-        .query_one(include_str!("../../sql/clock_now.sql"), &[])
-        .await?
-        .try_get(0)
+    clock_with(client, CLOCK_SQL).await
+}
+
+/// [`clock`] through `statement`: [`CLOCK_SQL`] or that statement prepared.
+///
+/// # Errors
+/// The server's error.
+pub async fn clock_with<T: ?Sized + tokio_postgres::ToStatement>(
+    client: &Client,
+    statement: &T,
+) -> Result<String, tokio_postgres::Error> {
+    client.query_one(statement, &[]).await?.try_get(0)
 }
 
 /// The `insert_job` statement of `db`'s schema (README "prepared-statement form", text-cast

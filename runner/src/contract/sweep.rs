@@ -13,11 +13,12 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
+use futures_util::future::try_join_all;
 use tokio_postgres::Client;
 
 use super::target::DbSetup;
 use crate::pg::quote_ident;
-use crate::pg::PgError;
+use crate::pg::{Cached, PgError, Statements};
 
 /// The longest the sweep waits for the run's own login sessions to leave `pg_stat_activity`
 /// before it drops the login role, and in how many looks.
@@ -78,7 +79,7 @@ pub async fn mark_alive_and_sweep(
 async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
     let mut ids: Vec<String> = Vec::new();
-    for t in sweep_tables(live, db).await?.iter().filter(|t| t.queue) {
+    for t in sweep_tables(live, db).await?.0.iter().filter(|t| t.queue) {
         let rows = live
             .query(
                 &include_str!("../../sql/leftover_queue_runs.sql")
@@ -190,8 +191,31 @@ pub async fn sweep_on(
     by_login: ByLogin<'_>,
     role: Option<&str>,
 ) -> Result<(), PgError> {
+    let statements = Statements::default();
+    let conn = Cached::new(client, &statements);
+    let tables = Tables::read(conn, db).await?;
+    sweep_with(conn, db, &tables, scope, extra_job_ids, by_login, role).await
+}
+
+/// [`sweep_on`] with the schema's tables read already ([`Tables::read`]). Each phase's
+/// statements are independent of one another, so they go out pipelined (one round trip or
+/// two per phase rather than per statement); the phases keep their order: ids are read
+/// before anything is deleted, claims go before the job rows they may reference.
+///
+/// # Errors
+/// [`PgError`] when a statement fails.
+pub async fn sweep_with(
+    conn: Cached<'_>,
+    db: &DbSetup,
+    tables: &Tables,
+    scope: &str,
+    extra_job_ids: &[i64],
+    by_login: ByLogin<'_>,
+    role: Option<&str>,
+) -> Result<(), PgError> {
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    let tables = sweep_tables(client, db).await?;
+    let client = conn.client;
+    let tables = &tables.0;
     let s = db.schema.quoted();
     let prefix = scope.to_owned();
     let mut ids: Vec<i64> = extra_job_ids.to_vec();
@@ -202,112 +226,133 @@ pub async fn sweep_on(
     } else {
         tables.iter().filter(|t| t.login.is_some()).collect()
     };
-    for t in by_login_tables.iter().filter(|t| t.job_id || t.id) {
-        let col = if t.job_id { "job_id" } else { "id" };
-        let rows = client
-            .query(
-                &include_str!("../../sql/sweep_login_ids.sql")
-                    .replace("@S@", s)
-                    .replace("@T@", &quote_ident(&t.name))
-                    .replace("@ID@", col)
-                    .replace("@L@", &quote_ident(t.login.as_deref().unwrap_or_default())),
-                &[
-                    &by_login.run_login,
-                    &by_login.answered,
-                    &by_login.answer_login,
-                ],
-            )
-            .await
-            .map_err(err)?;
+    // Phase 1, reads: the job ids by login and by queue, and the sequences named by
+    // run-scoped rows (released Awa creates one per queue lane: read before the rows go,
+    // dropped after).
+    let login_params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [
+        &by_login.run_login,
+        &by_login.answered,
+        &by_login.answer_login,
+    ];
+    let id_reads = by_login_tables
+        .iter()
+        .filter(|t| t.job_id || t.id)
+        .map(|t| {
+            include_str!("../../sql/sweep_login_ids.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+                .replace("@ID@", id_column(t))
+                .replace("@L@", &quote_ident(t.login.as_deref().unwrap_or_default()))
+        })
+        .collect::<Vec<_>>();
+    let queue_reads = tables
+        .iter()
+        .filter(|t| t.queue && (t.job_id || t.id))
+        .map(|t| {
+            include_str!("../../sql/sweep_job_ids.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+                .replace("@ID@", id_column(t))
+        })
+        .collect::<Vec<_>>();
+    let sequence_reads = tables
+        .iter()
+        .filter(|t| t.queue && t.seq_name)
+        .map(|t| {
+            include_str!("../../sql/sweep_sequence_names.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+        })
+        .collect::<Vec<_>>();
+    let prefix_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&prefix];
+    let (by_login_ids, by_queue_ids, sequence_names) = futures_util::future::try_join3(
+        try_join_all(id_reads.iter().map(|sql| conn.query(sql, &login_params))),
+        try_join_all(
+            queue_reads
+                .iter()
+                .map(|sql| conn.query(sql, &prefix_params)),
+        ),
+        try_join_all(
+            sequence_reads
+                .iter()
+                .map(|sql| conn.query(sql, &prefix_params)),
+        ),
+    )
+    .await
+    .map_err(err)?;
+    for rows in by_login_ids.iter().chain(&by_queue_ids) {
         ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
     }
-    for t in tables.iter().filter(|t| t.queue && (t.job_id || t.id)) {
-        let col = if t.job_id { "job_id" } else { "id" };
-        let rows = client
-            .query(
-                &include_str!("../../sql/sweep_job_ids.sql")
+    let mut sequences: Vec<String> = sequence_names
+        .iter()
+        .flatten()
+        .map(|r| r.get::<_, String>(0))
+        .collect();
+    // Phase 2: claim-like tables (job_id, no queue), in case they reference the job rows.
+    if !ids.is_empty() {
+        let claims = tables
+            .iter()
+            .filter(|t| !t.queue && t.job_id)
+            .map(|t| {
+                include_str!("../../sql/sweep_claims.sql")
                     .replace("@S@", s)
                     .replace("@T@", &quote_ident(&t.name))
-                    .replace("@ID@", col),
-                &[&prefix],
-            )
+            })
+            .collect::<Vec<_>>();
+        let id_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&ids];
+        try_join_all(claims.iter().map(|sql| conn.execute(sql, &id_params)))
             .await
             .map_err(err)?;
-        ids.extend(rows.iter().map(|r| r.get::<_, i64>(0)));
     }
-    // Claim-like tables (job_id, no queue) first, in case they reference the job rows.
-    for t in tables.iter().filter(|t| !t.queue && t.job_id) {
-        if !ids.is_empty() {
-            client
-                .execute(
-                    &include_str!("../../sql/sweep_claims.sql")
-                        .replace("@S@", s)
-                        .replace("@T@", &quote_ident(&t.name)),
-                    &[&ids],
-                )
-                .await
-                .map_err(err)?;
-        }
-    }
-    // Sequences named by run-scoped rows (released Awa creates one per queue lane): read
-    // before the rows go, dropped after.
-    let mut sequences: Vec<String> = Vec::new();
-    for t in tables.iter().filter(|t| t.queue && t.seq_name) {
-        let rows = client
-            .query(
-                &include_str!("../../sql/sweep_sequence_names.sql")
-                    .replace("@S@", s)
-                    .replace("@T@", &quote_ident(&t.name)),
-                &[&prefix],
-            )
-            .await
-            .map_err(err)?;
-        sequences.extend(rows.iter().map(|r| r.get::<_, String>(0)));
-    }
+    // Phase 3: the rows, by login and by queue.
+    let mut deletes: Vec<(String, bool)> = Vec::new();
     for t in &by_login_tables {
         let login = quote_ident(t.login.as_deref().unwrap_or_default());
         let table = quote_ident(&t.name);
         if t.job_id || t.id {
-            let col = if t.job_id { "job_id" } else { "id" };
-            client
-                .execute(
-                    &include_str!("../../sql/sweep_login_rows.sql")
-                        .replace("@S@", s)
-                        .replace("@T@", &table)
-                        .replace("@ID@", col)
-                        .replace("@L@", &login),
-                    &[
-                        &by_login.run_login,
-                        &by_login.answered,
-                        &by_login.answer_login,
-                    ],
-                )
-                .await
-                .map_err(err)?;
+            let sql = include_str!("../../sql/sweep_login_rows.sql")
+                .replace("@S@", s)
+                .replace("@T@", &table)
+                .replace("@ID@", id_column(t))
+                .replace("@L@", &login);
+            deletes.push((sql, true));
         } else if by_login.run_login.is_some() {
-            client
-                .execute(
-                    &include_str!("../../sql/sweep_login_staged.sql")
-                        .replace("@S@", s)
-                        .replace("@T@", &table)
-                        .replace("@L@", &login),
-                    &[&by_login.run_login],
-                )
-                .await
-                .map_err(err)?;
+            let sql = include_str!("../../sql/sweep_login_staged.sql")
+                .replace("@S@", s)
+                .replace("@T@", &table)
+                .replace("@L@", &login);
+            deletes.push((sql, false));
         }
     }
-    for t in tables.iter().filter(|t| t.queue) {
-        client
-            .execute(
-                &include_str!("../../sql/sweep_queue_rows.sql")
-                    .replace("@S@", s)
-                    .replace("@T@", &quote_ident(&t.name)),
-                &[&prefix],
-            )
-            .await
-            .map_err(err)?;
-    }
+    let queue_deletes = tables
+        .iter()
+        .filter(|t| t.queue)
+        .map(|t| {
+            include_str!("../../sql/sweep_queue_rows.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+        })
+        .collect::<Vec<_>>();
+    let staged_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&by_login.run_login];
+    try_join_all(
+        deletes
+            .iter()
+            .map(|(sql, by_id)| {
+                let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] = if *by_id {
+                    &login_params
+                } else {
+                    &staged_params
+                };
+                conn.execute(sql.as_str(), params)
+            })
+            .chain(
+                queue_deletes
+                    .iter()
+                    .map(|sql| conn.execute(sql.as_str(), &prefix_params)),
+            ),
+    )
+    .await
+    .map_err(err)?;
     sequences.sort();
     sequences.dedup();
     for name in &sequences {
@@ -358,7 +403,7 @@ pub async fn sweep_on(
 pub async fn count_scope_rows(client: &Client, db: &DbSetup, prefix: &str) -> Result<i64, PgError> {
     let s = db.schema.quoted();
     let mut n = 0i64;
-    for t in sweep_tables(client, db).await?.iter().filter(|t| t.queue) {
+    for t in sweep_tables(client, db).await?.0.iter().filter(|t| t.queue) {
         let row = client
             .query_one(
                 &include_str!("../../sql/scope_row_count.sql")
@@ -399,31 +444,99 @@ pub async fn count_jobs(
     db: &DbSetup,
     scope: JobScope<'_>,
 ) -> Result<i64, PgError> {
+    let statements = Statements::default();
+    let conn = Cached::new(client, &statements);
+    let tables = Tables::read(conn, db).await?;
+    count_jobs_with(conn, db, &tables, scope).await
+}
+
+/// [`count_jobs`] with the schema's tables read already ([`Tables::read`]); the per-table
+/// counts go out pipelined.
+///
+/// # Errors
+/// [`PgError::Db`] when a count cannot be read.
+pub async fn count_jobs_with(
+    conn: Cached<'_>,
+    db: &DbSetup,
+    tables: &Tables,
+    scope: JobScope<'_>,
+) -> Result<i64, PgError> {
     let s = db.schema.quoted();
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    let mut n = 0i64;
-    let tables = sweep_tables(client, db).await?;
-    let jobs = tables
+    let counts = tables
+        .0
         .iter()
-        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"));
-    for t in jobs {
-        let login = t
-            .login
-            .as_deref()
-            .map_or_else(|| "NULL::text".to_owned(), quote_ident);
-        let row = client
-            .query_one(
-                &include_str!("../../sql/job_rows.sql")
-                    .replace("@S@", s)
-                    .replace("@T@", &quote_ident(&t.name))
-                    .replace("@L@", &login),
-                &[&scope.queues, &scope.prefix, &scope.login],
-            )
-            .await
-            .map_err(err)?;
+        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"))
+        .map(|t| {
+            let login = t
+                .login
+                .as_deref()
+                .map_or_else(|| "NULL::text".to_owned(), quote_ident);
+            include_str!("../../sql/job_rows.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+                .replace("@L@", &login)
+        })
+        .collect::<Vec<_>>();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+        [&scope.queues, &scope.prefix, &scope.login];
+    let rows = try_join_all(
+        counts
+            .iter()
+            .map(|sql| conn.query_one(sql.as_str(), &params)),
+    )
+    .await
+    .map_err(err)?;
+    let mut n = 0i64;
+    for row in &rows {
         n += row.try_get::<_, i64>(0).map_err(err)?;
     }
     Ok(n)
+}
+
+/// The schema's tables as the sweep and the job count see them, read once
+/// ([`Tables::read`]) for the statements of one case.
+pub struct Tables(Vec<SweepTable>);
+
+impl Tables {
+    /// Read the schema's tables from the catalog.
+    ///
+    /// # Errors
+    /// [`PgError::Db`] when the catalog cannot be read.
+    pub async fn read(conn: Cached<'_>, db: &DbSetup) -> Result<Self, PgError> {
+        let rows = conn
+            .query(
+                include_str!("../../sql/sweep_tables.sql"),
+                &[&db.schema.as_str()],
+            )
+            .await
+            .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
+        Ok(Self::of(&rows))
+    }
+
+    fn of(rows: &[tokio_postgres::Row]) -> Self {
+        Self(
+            rows.iter()
+                .map(|r| SweepTable {
+                    name: r.get(0),
+                    queue: r.get(1),
+                    job_id: r.get(2),
+                    id: r.get(3),
+                    seq_name: r.get(4),
+                    login: r.get(5),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The job id column of a table that has one (`job_id` first).
+fn id_column(t: &SweepTable) -> &'static str {
+    if t.job_id {
+        "job_id"
+    } else {
+        "id"
+    }
 }
 
 /// A base table of the schema and the columns a run-scoped row can be found by.
@@ -437,7 +550,7 @@ struct SweepTable {
     login: Option<String>,
 }
 
-async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, PgError> {
+async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Tables, PgError> {
     let rows = client
         .query(
             include_str!("../../sql/sweep_tables.sql"),
@@ -445,17 +558,7 @@ async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Vec<SweepTable>, 
         )
         .await
         .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
-    Ok(rows
-        .iter()
-        .map(|r| SweepTable {
-            name: r.get(0),
-            queue: r.get(1),
-            job_id: r.get(2),
-            id: r.get(3),
-            seq_name: r.get(4),
-            login: r.get(5),
-        })
-        .collect())
+    Ok(Tables::of(&rows))
 }
 
 impl DbSetup {

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::{json, Value as Json};
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Statement};
+
+use crate::pg::{Cached, Statements};
 
 use super::cases::{Case, Kind, RefusalKind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
@@ -21,7 +23,7 @@ use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;
 use crate::contract::judge::{self, Observed, Records, Rejection, Stored};
-use crate::contract::sweep::{count_jobs, JobScope};
+use crate::contract::sweep::{count_jobs_with, JobScope, Tables};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -44,6 +46,12 @@ struct Inner {
     /// Per declared capability, the cases the producer answered and skipped (the coverage
     /// rule, [`judge::coverage`]).
     tallies: std::collections::BTreeMap<String, judge::Tally>,
+    /// The statements prepared on `client`, by SQL text: each is prepared once per
+    /// connection, not once per case (a round trip saved on every statement of every case).
+    statements: Statements,
+    /// The schema's tables as the current case read them (the row count and the sweep of
+    /// one case share one catalog read).
+    tables: Option<Tables>,
 }
 
 /// Called once, with the message, when the producer has timed out on the limit of requests
@@ -202,6 +210,8 @@ impl Session {
                 answered: Vec::new(),
                 timeouts_in_a_row: 0,
                 tallies: std::collections::BTreeMap::new(),
+                statements: Statements::default(),
+                tables: None,
             }),
         }))
     }
@@ -313,6 +323,7 @@ impl Session {
         let mut inner = lock(&self.inner);
         inner.cases += 1;
         inner.answered.clear();
+        inner.tables = None;
         let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
         // Nothing ran yet when the plan cannot be made: there is nothing to clean up.
         let plan = case.plan(&scope)?;
@@ -354,11 +365,34 @@ impl Session {
                 .map_err(|e| CaseFailure::harness(e.to_string()))?
                 .map_err(|e| CaseFailure::harness(e.to_string()))?;
             inner.client = Some(c);
+            // Statements prepared on the old connection do not exist on the new one.
+            inner.statements.clear();
+            inner.tables = None;
         }
         inner
             .client
             .as_ref()
             .ok_or_else(|| CaseFailure::harness("no connection"))
+    }
+
+    /// The session's connection (opened again if it closed) with its statements.
+    fn conn<'a>(&self, inner: &'a mut Inner) -> Result<Cached<'a>, CaseFailure> {
+        self.client(inner)?;
+        let client = inner
+            .client
+            .as_ref()
+            .ok_or_else(|| CaseFailure::harness("no connection"))?;
+        Ok(Cached::new(client, &inner.statements))
+    }
+
+    /// `sql` prepared on the session's connection, once per connection.
+    fn prepared(&self, inner: &mut Inner, sql: &str) -> Result<Statement, CaseFailure> {
+        let conn = self.conn(inner)?;
+        self.db
+            .pg
+            .block_on(conn.statement(sql))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| self.db_err("preparing a statement", &e))
     }
 
     /// The message of a case whose unique key a job outside the case holds: that job (id,
@@ -422,24 +456,38 @@ impl Session {
     ) -> Result<Verdict, CaseFailure> {
         let s = self.db.schema.quoted();
         {
+            let lock = match plan.lock {
+                Some(_) => Some(self.prepared(inner, include_str!("../../sql/producer_lock.sql"))?),
+                None => None,
+            };
+            let width = self.prepared(
+                inner,
+                &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", s),
+            )?;
             let client = self.client(inner)?;
+            // The lock first, then the widths, pipelined (join polls them in order, and each
+            // statement is sent on its first poll): one round trip.
             let prepared = self.db.pg.block_on(async {
-                if let Some((k1, k2)) = plan.lock {
-                    client
-                        .query_one(include_str!("../../sql/producer_lock.sql"), &[&k1, &k2])
-                        .await
-                        .map_err(|e| self.db_err("taking the lock of a global unique key", &e))?;
-                }
-                for (queue, w) in &plan.widths {
-                    client
-                        .execute(
-                            &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", s),
-                            &[queue, w],
-                        )
-                        .await
-                        .map_err(|e| self.db_err("setting queue_meta.enqueue_shards", &e))?;
-                }
-                Ok::<(), CaseFailure>(())
+                let taken = async {
+                    match (plan.lock, &lock) {
+                        (Some((k1, k2)), Some(st)) => client
+                            .query_one(st, &[&k1, &k2])
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| self.db_err("taking the lock of a global unique key", &e)),
+                        _ => Ok(()),
+                    }
+                };
+                let widths = futures_util::future::try_join_all(plan.widths.iter().map(
+                    |(queue, w)| async {
+                        client
+                            .execute(&width, &[queue, w])
+                            .await
+                            .map_err(|e| self.db_err("setting queue_meta.enqueue_shards", &e))
+                    },
+                ));
+                let (taken, widths) = futures_util::future::join(taken, widths).await;
+                taken.and(widths.map(|_| ()))
             });
             prepared.map_err(|e| CaseFailure::harness(e.to_string()))??;
         }
@@ -460,43 +508,67 @@ impl Session {
         call: &InsertJob,
     ) -> Result<Result<Observed, Rejection>, CaseFailure> {
         let storage = self.storage()?;
-        let client = self.client(inner)?;
-        let db = &self.db;
-        self.db
+        let sql = match storage {
+            None => call::insert_sql(&self.db),
+            Some(_) => call::compat_insert_sql(&self.db),
+        };
+        let conn = self.conn(inner)?;
+        let client = conn.client;
+        let result = self
+            .db
             .pg
             .block_on(async {
-                client
-                    .batch_execute("BEGIN")
-                    .await
-                    .map_err(|e| self.db_err("BEGIN", &e))?;
-                let observed = match storage {
-                    None => match client.prepare(&call::insert_sql(db)).await {
-                        Ok(st) => call::insert(client, &st, call).await.map(|i| i.observed()),
-                        Err(e) => Err(e),
-                    },
+                // A statement that cannot be prepared (no insert_job) is the reference's
+                // answer, as a failed call would be: prepared outside the transaction, once.
+                let st = match conn.statement(&sql).await {
+                    Ok(st) => st,
+                    Err(e) => return Ok(Err(e)),
+                };
+                match storage {
+                    // BEGIN, the call and ROLLBACK pipelined: one round trip, run in this order
+                    // (each is sent on its first poll, and join3 polls them in order).
+                    None => {
+                        let (begun, observed, rolled_back) = futures_util::future::join3(
+                            client.batch_execute("BEGIN"),
+                            async { call::insert(client, &st, call).await.map(|i| i.observed()) },
+                            client.batch_execute("ROLLBACK"),
+                        )
+                        .await;
+                        begun
+                            .map_err(|e| self.db_err("BEGIN", &e))
+                            .and(rolled_back.map_err(|e| self.db_err("ROLLBACK", &e)))
+                            .map(|()| observed)
+                    }
                     Some(storage) => {
                         async {
-                            let st = client.prepare(&call::compat_insert_sql(db)).await?;
-                            let ret =
-                                call::compat_insert(client, &st, &CompatCall::of(call)).await?;
-                            call::released_job(client, storage, ret.job_id).await
+                            client
+                                .batch_execute("BEGIN")
+                                .await
+                                .map_err(|e| self.db_err("BEGIN", &e))?;
+                            let observed = async {
+                                let ret =
+                                    call::compat_insert(client, &st, &CompatCall::of(call)).await?;
+                                call::released_job(client, storage, ret.job_id).await
+                            }
+                            .await;
+                            client
+                                .batch_execute("ROLLBACK")
+                                .await
+                                .map_err(|e| self.db_err("ROLLBACK", &e))?;
+                            Ok(observed)
                         }
                         .await
                     }
-                };
-                client
-                    .batch_execute("ROLLBACK")
-                    .await
-                    .map_err(|e| self.db_err("ROLLBACK", &e))?;
-                match observed {
-                    Ok(o) => Ok(Ok(o)),
-                    Err(e) => match Rejection::of(&e) {
-                        Some(r) => Ok(Err(r)),
-                        None => Err(self.db_err("the reference insert_job call", &e)),
-                    },
                 }
             })
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| CaseFailure::harness(e.to_string()))?;
+        match result? {
+            Ok(o) => Ok(Ok(o)),
+            Err(e) => match Rejection::of(&e) {
+                Some(r) => Ok(Err(r)),
+                None => Err(self.db_err("the reference insert_job call", &e)),
+            },
+        }
     }
 
     /// The quoted queue-storage schema on released Awa, `None` on a contract database.
@@ -626,7 +698,7 @@ impl Session {
                 json!({"error": msg, "request": request}),
             )),
             (Outcome::Stored(want), EnqueueAnswer::Enqueued { job_id, trace }) => {
-                let stored = self.read(inner, job_id)?;
+                let (stored, whole) = self.read_back(inner, job_id, asked.is_some())?;
                 judge::judge_stored(
                     case,
                     want,
@@ -635,8 +707,8 @@ impl Session {
                     trace.as_ref(),
                     self.target.records(),
                 )?;
-                if let Some((asked, from)) = asked {
-                    let (whole, to) = self.whole(inner, job_id)?;
+                if let (Some((asked, from)), Some(whole)) = (asked, whole) {
+                    let (whole, to) = whole?;
                     let want = Payload::asked(&step.call, asked, (&from, &to));
                     judge::judge_payload("the producer", &want, &whole).map_err(|mut f| {
                         f.actual = Some(json!({"stored": f.actual, "request": request}));
@@ -725,20 +797,22 @@ impl Session {
             answered: &answered,
             answer_login: self.login.answers.as_deref(),
         };
-        let client = self.client(inner)?;
+        let unlock = match key_lock {
+            Some(_) => Some(self.prepared(inner, include_str!("../../sql/producer_unlock.sql"))?),
+            None => None,
+        };
+        let (conn, tables) = self.client_and_tables(inner)?;
+        let client = conn.client;
         self.db
             .pg
             .block_on(async {
-                db.sweep_case_on(client, scope, by_login)
+                crate::contract::sweep::sweep_with(conn, &db, tables, scope, &[], by_login, None)
                     .await
                     .map_err(|e| CaseFailure::harness(format!("removing the case's rows: {e}")))?;
-                if let Some((k1, k2)) = key_lock {
-                    client
-                        .query_one(include_str!("../../sql/producer_unlock.sql"), &[&k1, &k2])
-                        .await
-                        .map_err(|e| {
-                            self.db_err("releasing the lock of a global unique key", &e)
-                        })?;
+                if let (Some((k1, k2)), Some(unlock)) = (key_lock, &unlock) {
+                    client.query_one(unlock, &[&k1, &k2]).await.map_err(|e| {
+                        self.db_err("releasing the lock of a global unique key", &e)
+                    })?;
                 }
                 Ok(())
             })

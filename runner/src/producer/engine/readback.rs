@@ -7,6 +7,10 @@
 
 use super::*;
 
+/// The job read whole through `job_stored` and the clock after the read, or why it could not
+/// be read.
+pub(super) type Whole = Result<(Stored, String), CaseFailure>;
+
 impl Session {
     /// The row-count rule after a plan that passed: the case's queues, and every row the
     /// run's own login wrote anywhere, hold one job per accepted request (none for a refused
@@ -32,11 +36,11 @@ impl Session {
             prefix: Some(scope),
             login: self.login.run_scoped.as_deref(),
         };
-        let client = self.client(inner)?;
+        let (conn, tables) = self.client_and_tables(inner)?;
         let found = self
             .db
             .pg
-            .block_on(count_jobs(client, &self.db, jobs))
+            .block_on(count_jobs_with(conn, &self.db, tables, jobs))
             .map_err(|e| CaseFailure::harness(e.to_string()))?
             .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))?;
         judge::row_count(asked, found, "the producer")?;
@@ -49,17 +53,42 @@ impl Session {
         matches!(self.target, Target::Contract) && self.db.has("job_stored")
     }
 
+    /// The connection, and the schema's tables for the current case's row count and sweep,
+    /// read once per case and connection (kept in `inner.tables`).
+    pub(super) fn client_and_tables<'a>(
+        &self,
+        inner: &'a mut Inner,
+    ) -> Result<(Cached<'a>, &'a Tables), CaseFailure> {
+        // A reconnect forgets the tables: read them again on the new connection.
+        self.client(inner)?;
+        if inner.tables.is_none() {
+            let conn = self.conn(inner)?;
+            let tables = self
+                .db
+                .pg
+                .block_on(Tables::read(conn, &self.db))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| CaseFailure::harness(format!("reading the schema's tables: {e}")))?;
+            inner.tables = Some(tables);
+        }
+        match (&inner.client, &inner.tables) {
+            (Some(client), Some(tables)) => Ok((Cached::new(client, &inner.statements), tables)),
+            _ => Err(CaseFailure::harness("no connection")),
+        }
+    }
+
     /// What the server makes of `call`'s payload, and its clock now.
     pub(super) fn asked(
         &self,
         inner: &mut Inner,
         call: &InsertJob,
     ) -> Result<(call::Asked, String), CaseFailure> {
+        let st = self.prepared(inner, call::ASKED_SQL)?;
         let client = self.client(inner)?;
         let (mut asked, clock) = self
             .db
             .pg
-            .block_on(call::asked(client, std::slice::from_ref(call)))
+            .block_on(call::asked_with(client, &st, std::slice::from_ref(call)))
             .map_err(|e| CaseFailure::harness(e.to_string()))?
             .map_err(|e| self.db_err("reading what the server makes of the payload", &e))?;
         let one = asked
@@ -68,48 +97,66 @@ impl Session {
         Ok((one, clock))
     }
 
-    /// The job whole through `job_stored`, and the clock after reading it.
-    pub(super) fn whole(
+    /// The stored job, through `job_routing` (or queue storage on released Awa).
+    pub(super) fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
+        self.read_back(inner, job_id, false).map(|(read, _)| read)
+    }
+
+    /// The stored job, through `job_routing` (or queue storage on released Awa); with
+    /// `whole`, also the job whole through `job_stored` and the clock after reading it. On a
+    /// contract database the reads go out pipelined (one round trip). The whole job's read
+    /// may fail where the routing's did not (a made-up job id): its error is returned apart,
+    /// for the caller to raise only after judging the routing.
+    pub(super) fn read_back(
         &self,
         inner: &mut Inner,
         job_id: i64,
-    ) -> Result<(Stored, String), CaseFailure> {
-        let client = self.client(inner)?;
-        let db = &self.db;
-        self.db
-            .pg
-            .block_on(async {
-                let st = client
-                    .prepare(&call::stored_sql_in(db.schema.quoted()))
-                    .await?;
-                let whole = call::stored(client, &st, job_id).await?;
-                Ok((whole, call::clock(client).await?))
-            })
-            .map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err("reading the stored job through job_stored", &e))
-    }
-
-    /// The stored job, through `job_routing` (or queue storage on released Awa).
-    pub(super) fn read(&self, inner: &mut Inner, job_id: i64) -> Result<Observed, CaseFailure> {
-        let storage = self.storage()?;
-        let client = self.client(inner)?;
-        let db = &self.db;
-        let (what, read) = match storage {
-            Some(storage) => (
-                "reading the stored job from queue storage",
-                self.db
-                    .pg
-                    .block_on(call::released_job(client, storage, job_id)),
-            ),
-            None => (
-                "reading the stored job through job_routing",
-                self.db.pg.block_on(async {
-                    let st = client.prepare(&call::read_sql(db)).await?;
-                    call::read(client, &st, job_id).await.map(|r| r.observed())
-                }),
-            ),
+        whole: bool,
+    ) -> Result<(Observed, Option<Whole>), CaseFailure> {
+        if let Some(storage) = self.storage()? {
+            let client = self.client(inner)?;
+            let read = self
+                .db
+                .pg
+                .block_on(call::released_job(client, storage, job_id))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| self.db_err("reading the stored job from queue storage", &e))?;
+            return Ok((read, None));
+        }
+        let routing = self.prepared(inner, &call::read_sql(&self.db))?;
+        let stored = match whole {
+            true => Some((
+                self.prepared(inner, &call::stored_sql_in(self.db.schema.quoted()))?,
+                self.prepared(inner, call::CLOCK_SQL)?,
+            )),
+            false => None,
         };
-        read.map_err(|e| CaseFailure::harness(e.to_string()))?
-            .map_err(|e| self.db_err(what, &e))
+        let client = self.client(inner)?;
+        let (read, whole) = self
+            .db
+            .pg
+            .block_on(futures_util::future::join(
+                async {
+                    call::read(client, &routing, job_id)
+                        .await
+                        .map(|r| r.observed())
+                        .map_err(|e| self.db_err("reading the stored job through job_routing", &e))
+                },
+                async {
+                    let (stored, clock) = stored.as_ref()?;
+                    let (whole, to) = futures_util::future::join(
+                        call::stored(client, stored, job_id),
+                        call::clock_with(client, clock),
+                    )
+                    .await;
+                    Some(
+                        whole.and_then(|w| to.map(|t| (w, t))).map_err(|e| {
+                            self.db_err("reading the stored job through job_stored", &e)
+                        }),
+                    )
+                },
+            ))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?;
+        Ok((read?, whole))
     }
 }

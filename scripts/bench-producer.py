@@ -15,7 +15,14 @@ Prints, for each contender, the cases it ran, its wall time (median of N runs) a
                      clean up); build the examples first (`examples/producers/L/run --build`).
   check_producer-old the previous release's Python `check_producer` (its own engine, SQL and
                      judge in Python), loaded from git history, with a psycopg insert callable.
-Ratios are printed against the old check_producer. Speed is never asserted in a test.
+  baseline python    with --baseline DIR: DIR is a checkout of an earlier commit with its
+                     release runner built (DIR/target/release/awa-conformance, or
+                     CARGO_TARGET_DIR given as --baseline-target); that runner on that tree's
+                     Python example, alternating run by run with today's, so the per-case time
+                     of today's engine is compared with the earlier one's on the same machine
+                     in the same minutes (the cases differ: the ratio is per case).
+Ratios are printed against the old check_producer, and per case against the baseline. Speed
+is never asserted in a test.
 """
 from __future__ import annotations
 
@@ -113,6 +120,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--runner", default=str(ROOT / "target" / "release" / "awa-conformance"))
+    ap.add_argument("--baseline", help="a checkout of an earlier commit, its runner built")
+    ap.add_argument("--baseline-target", help="that checkout's cargo target directory")
+    ap.add_argument("--only", help="run only the contenders whose name contains this")
     a = ap.parse_args()
     dsn = os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL (reference schema installed)")
     env = dict(os.environ)
@@ -130,14 +140,29 @@ def main() -> None:
             if run.exists():
                 contenders[f"producer-engine {lang}"] = (
                     lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "producer::"], env))
+        if a.baseline:
+            base_dir = pathlib.Path(a.baseline).resolve()
+            target = pathlib.Path(a.baseline_target or base_dir / "target")
+            base_runner = target / "release" / "awa-conformance"
+            if not base_runner.is_file():
+                sys.exit(f"--baseline: no runner at {base_runner}: build it (cargo build --release -p awa-conformance)")
+            base_run = base_dir / "examples" / "producers" / "python" / "run"
+            contenders["baseline python"] = lambda: timed(
+                [str(base_runner), "--dsn", dsn, "--producer", str(base_run), "producer::"], env)
+        if a.only:
+            contenders = {k: v for k, v in contenders.items() if a.only in k or k == "baseline python"}
         rows = {}
-        for name, fn in contenders.items():
-            times, n = [], 0
-            for _ in range(a.runs):
+        samples: dict[str, list[float]] = {name: [] for name in contenders}
+        counts: dict[str, int] = {}
+        # Round-robin: run i of every contender before run i+1 of any, so a change in the
+        # machine's load falls on all of them alike.
+        for _ in range(a.runs):
+            for name, fn in contenders.items():
                 dt, rep = fn()
-                times.append(dt)
-                n = passed(rep, "adapter::" if name == "adapter-protocol" else "producer::")
-            rows[name] = (n, statistics.median(times))
+                samples[name].append(dt)
+                counts[name] = passed(rep, "adapter::" if name == "adapter-protocol" else "producer::")
+        for name in contenders:
+            rows[name] = (counts[name], statistics.median(samples[name]))
         try:
             old = old_check_producer(dsn)
             times, n = [], 0
@@ -148,11 +173,16 @@ def main() -> None:
         except Exception as e:  # the old engine may not load against a future package
             print(f"check_producer-old: not measured ({type(e).__name__}: {e})")
     base = rows.get("check_producer-old")
-    print(f"{'contender':<28} {'cases':>6} {'median s':>9} {'cases/s':>9} {'vs old':>7}")
+    line = rows.get("baseline python")
+    print(f"{'contender':<28} {'cases':>6} {'median s':>9} {'cases/s':>9} {'ms/case':>8} {'vs old':>7} {'time/case vs baseline':>22}")
     for name, (n, t) in rows.items():
         rate = n / t if t else 0.0
         ratio = f"{rate / (base[0] / base[1]):.2f}x" if base and base[0] and name.startswith(("producer", "check")) else "-"
-        print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {ratio:>7}")
+        per_case = 1000 * t / n if n else 0.0
+        vs = "-"
+        if line and line[0] and n and name == "producer-engine python":
+            vs = f"{(t / n) / (line[1] / line[0]):.2f}x"
+        print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {per_case:>8.2f} {ratio:>7} {vs:>22}")
 
 
 if __name__ == "__main__":

@@ -123,6 +123,7 @@ fn reference_schema_fuzz_finds_nothing_and_leaves_the_database_as_found() {
         "concurrency_digest",
         "concurrency_shard",
         "ordering_shard",
+        "canonical_json",
     ] {
         assert!(
             err.contains(&format!("{family} ")),
@@ -235,6 +236,44 @@ fn swapped_digest_precedence_is_found() {
         input["ordering_key_hex"].is_string() && input["concurrency_key_hex"].is_string(),
         "{f}"
     );
+}
+
+/// insert_job turns the numbers of its args into floats (big integers lose digits): the
+/// generated payloads find it in canonical_json, and the finding replays.
+fn float_args_are_found_in_the_payload() {
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "fuzzpl");
+    patch(
+        &s,
+        "insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, \
+         bit varying, bytea, bytea, jsonb)",
+        "COALESCE(p_args, '{}'::jsonb),",
+        "COALESCE(CASE jsonb_typeof(p_args) WHEN 'number' THEN to_jsonb((p_args #>> '{}')::float8) \
+         WHEN 'object' THEN (SELECT COALESCE(jsonb_object_agg(e.k, CASE jsonb_typeof(e.v) WHEN \
+         'number' THEN to_jsonb((e.v #>> '{}')::float8) ELSE e.v END), '{}'::jsonb) FROM \
+         jsonb_each(p_args) AS e(k, v)) ELSE p_args END, '{}'::jsonb),",
+    );
+    let out = db_fuzz(&s, &["--seed", "6", "--cases", "80", "--max-findings", "1"]);
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    let found = findings(&out);
+    let f = &found[0];
+    assert_eq!(f["family"], "canonical_json", "{f}");
+    assert!(
+        f["finding"].as_str().unwrap_or_default().contains("args"),
+        "the finding names the field: {f}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = save(dir.path(), &out);
+    let again = db_fuzz(&s, &["--replay", &file]);
+    assert_eq!(
+        code(&again),
+        Some(i32::from(NONCONFORMANT)),
+        "{}",
+        show(&again)
+    );
+    let reference = Scratch::install(&dsn, "fuzzplref");
+    let ok = db_fuzz(&reference, &["--replay", &file]);
+    assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
 }
 
 fn example_adapter_fuzz_finds_nothing() {
@@ -511,6 +550,11 @@ fn main() {
             "swapped_digest_precedence_is_found",
             Gate::Dsn,
             swapped_digest_precedence_is_found,
+        ),
+        (
+            "float_args_are_found_in_the_payload",
+            Gate::Dsn,
+            float_args_are_found_in_the_payload,
         ),
         (
             "example_adapter_fuzz_finds_nothing",

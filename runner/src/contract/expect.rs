@@ -292,6 +292,9 @@ pub mod exercise {
     pub const PRIORITY: i16 = 3;
     /// The attempts they ask for (not the default).
     pub const MAX_ATTEMPTS: i16 = 7;
+    /// Metadata a careless store changes: a null member, an integer beyond 2^64, a decimal
+    /// whose trailing zero jsonb keeps, and non-ASCII text (the SQL engines' metadata).
+    pub const METADATA: &str = r#"{"source": "awa-conformance", "nothing": null, "big": 123456789012345678901234567890, "ratio": 1.50, "note": "ünï \u2028"}"#;
 }
 
 /// What a stored job must hold besides its routing: the payload a worker receives (contract

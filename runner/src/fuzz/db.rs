@@ -5,7 +5,10 @@
 //! expectation of the vector stated in `opts`) on a queue of the vector's width, and both the
 //! returned and the stored routing (`job_routing`) are judged. concurrency_digest,
 //! concurrency_shard and ordering_shard vectors go through the optional SQL helpers at every
-//! width 1..=64, when the schema has them. Rejected-input vectors are not sent (the SQL
+//! width 1..=64, when the schema has them. canonical_json values, when the schema has
+//! `job_stored` (revision 1.2), are the args of a job with the payload of `sql::payload::*`,
+//! read back whole and judged by the one payload rule (a value holding `\u0000`, which jsonb
+//! refuses, is not sent: `sql::payload` checks that refusal). Rejected-input vectors are not sent (the SQL
 //! rejection suite checks the database's errors). Nothing is ever committed: the queue widths
 //! are set inside the transaction, so the database is left exactly as found even when the run
 //! is killed (the server rolls back a transaction whose connection goes away).
@@ -37,6 +40,8 @@ pub struct DbTarget {
     base: String,
     /// Whether concurrency_digest, concurrency_shard and ordering_shard exist.
     helpers: bool,
+    /// Whether job_stored exists (revision 1.2): generated payloads are judged whole.
+    payload: bool,
 }
 
 impl std::fmt::Debug for DbTarget {
@@ -81,8 +86,8 @@ impl DbTarget {
                 .await
                 .map_err(|e| PgError::Db(pg.describe(&e)))
         })??;
-        let (insert_job, job_routing, helpers): (bool, bool, bool) =
-            (row.get(0), row.get(1), row.get(2));
+        let (insert_job, job_routing, helpers, payload): (bool, bool, bool, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
         let quoted = quote_ident(schema);
         if !insert_job || !job_routing {
             return Err(Error::caused(
@@ -104,6 +109,7 @@ impl DbTarget {
             quoted,
             base: format!("awa_conformance_{}_fuzz", crate::contract::sweep::run_id()),
             helpers,
+            payload,
         })
     }
 
@@ -111,13 +117,18 @@ impl DbTarget {
     #[must_use]
     pub fn describe(&self) -> String {
         format!(
-            "database {} schema {} (insert_job and job_routing{})",
+            "database {} schema {} (insert_job and job_routing{}{})",
             self.pg.dsn().redacted(),
             self.quoted,
             if self.helpers {
                 "; helpers concurrency_digest, concurrency_shard, ordering_shard"
             } else {
-                "; the optional routing helpers are absent, so only routing_precedence is fuzzed"
+                "; the optional routing helpers are absent, so their families are not fuzzed"
+            },
+            if self.payload {
+                "; job_stored: canonical_json values as payloads"
+            } else {
+                "; no job_stored (revision 1.2), so payloads are not fuzzed"
             }
         )
     }
@@ -132,6 +143,9 @@ impl DbTarget {
                 Family::ConcurrencyShard,
                 Family::OrderingShard,
             ]);
+        }
+        if self.payload {
+            f.push(Family::CanonicalJson);
         }
         f
     }
@@ -234,6 +248,9 @@ impl DbTarget {
             Case::ConcurrencyShard(c) => &c.key,
             Case::OrderingShard(c) => &c.key,
             Case::RoutingPrecedence(_) => return self.check_route(client, st, g).await,
+            Case::CanonicalJson(c) => {
+                return self.check_payload(client, st, g, &c.canonical_text).await
+            }
             _ => return Ok(Outcome::NotSent),
         };
         let Some(helpers) = &st.helpers else {
@@ -259,6 +276,53 @@ impl DbTarget {
             _ => "ordering_shard(key, width)",
         };
         Ok(judge(g, who, &answer))
+    }
+
+    /// A generated canonical_json value as the args of a job carrying the payload of
+    /// `sql::payload::*`, read back whole through `job_stored` and judged against what the
+    /// server's own types make of the request (the one payload rule).
+    async fn check_payload(
+        &self,
+        client: &Client,
+        st: &Statements,
+        g: &Generated,
+        args: &str,
+    ) -> Result<Outcome, tokio_postgres::Error> {
+        use crate::contract::expect::exercise::{
+            KIND as PAYLOAD_KIND, MAX_ATTEMPTS, METADATA, PRIORITY, RUN_AT, TAGS,
+        };
+        let Some(stored_st) = &st.stored else {
+            return Ok(Outcome::NotSent);
+        };
+        if args.contains("\\u0000") {
+            return Ok(Outcome::NotSent);
+        }
+        let mut request = InsertJob::new(PAYLOAD_KIND, &format!("{}_w1", self.base))
+            .payload(args, MAX_ATTEMPTS, METADATA, &TAGS)
+            .priority(PRIORITY);
+        if g.case % 2 == 0 {
+            request = request.run_at(RUN_AT);
+        }
+        let (mut asked, from) =
+            call::asked_with(client, &st.asked, std::slice::from_ref(&request)).await?;
+        let inserted = call::insert(client, &st.insert, &request).await?;
+        let whole = call::stored(client, stored_st, inserted.job_id).await?;
+        let to = call::clock_with(client, &st.clock).await?;
+        let Some(asked) = asked.pop() else {
+            return Ok(Outcome::NotSent);
+        };
+        let want = expect::Payload::asked(&request, asked, (&from, &to));
+        Ok(
+            match crate::contract::judge::judge_payload("insert_job", &want, &whole) {
+                Ok(()) => Outcome::Passed,
+                Err(f) => Outcome::Found(Box::new(Finding::new(
+                    g,
+                    f.message,
+                    f.expected.unwrap_or_else(|| want.to_json()),
+                    f.actual.unwrap_or(Json::Null),
+                ))),
+            },
+        )
     }
 
     async fn check_route(
@@ -345,6 +409,11 @@ struct Statements {
     insert: Statement,
     read: Statement,
     helpers: Option<Helpers>,
+    /// job_stored, when the schema has it.
+    stored: Option<Statement>,
+    /// What the server makes of a payload, and its clock.
+    asked: Statement,
+    clock: Statement,
 }
 
 /// The optional routing helpers' statements.
@@ -386,10 +455,31 @@ impl Statements {
         } else {
             None
         };
+        let stored = if t.payload {
+            Some(
+                client
+                    .prepare(&call::stored_sql_in(&t.quoted))
+                    .await
+                    .map_err(|e| err("job_stored", e))?,
+            )
+        } else {
+            None
+        };
+        let asked = client
+            .prepare(call::ASKED_SQL)
+            .await
+            .map_err(|e| err("payload_asked", e))?;
+        let clock = client
+            .prepare(call::CLOCK_SQL)
+            .await
+            .map_err(|e| err("clock_now", e))?;
         Ok(Self {
             insert,
             read,
             helpers,
+            stored,
+            asked,
+            clock,
         })
     }
 }

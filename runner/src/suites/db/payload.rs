@@ -26,10 +26,7 @@ use crate::outcome::{CaseFailure, Verdict};
 
 /// The kind every payload case sends (shared with `producer::payload::*`).
 pub(super) const PAYLOAD_KIND: &str = exercise::KIND;
-use crate::contract::expect::exercise::{self, MAX_ATTEMPTS, PRIORITY, RUN_AT, TAGS};
-/// Metadata a careless store changes: a null member, an integer beyond 2^64, a decimal whose
-/// trailing zero jsonb keeps, and non-ASCII text.
-const METADATA: &str = r#"{"source": "awa-conformance", "nothing": null, "big": 123456789012345678901234567890, "ratio": 1.50, "note": "ünï \u2028"}"#;
+use crate::contract::expect::exercise::{self, MAX_ATTEMPTS, METADATA, PRIORITY, RUN_AT, TAGS};
 
 /// The `sql::payload::*` cases.
 pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {

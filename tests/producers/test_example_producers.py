@@ -7,6 +7,13 @@ in at least one case family (a skip mutant in producer::coverage alone). Which f
 docs/producer-kill-matrix.md: test_kill_matrix.py (collected after this file) checks it
 against what these runs saw (AWA_UPDATE_KILL_MATRIX=1 rewrites it).
 
+A mutant's run covers the families its row of that matrix names (the others are passed to
+`--skip`), so each claimed kill is checked again at a fraction of a full run's cost; a family
+the matrix does not know yet always runs. The skip mutants, whose only finding is the
+whole-producer `producer::coverage`, run in full, and so does every mutant when the matrix is
+being rewritten (AWA_UPDATE_KILL_MATRIX=1): a family that starts catching a mutant shows up
+there, not in these runs.
+
 Needs DATABASE_URL (a superuser DSN: the schema is installed into its own schema and removed
 afterwards) and a runner with `--producer` (AWA_CONFORMANCE_BIN, default
 target/release/awa-conformance). With AWA_REQUIRE_DB=1 (CI) a missing one fails instead of skipping.
@@ -101,6 +108,39 @@ def lang(request) -> str:
     return request.param
 
 
+def matrix_rows() -> tuple[list[str], dict[str, dict[str, set[str]]]]:
+    """The kill matrix as documented: its family columns, and per mutant, per family, the
+    examples the family catches it in."""
+    table = MATRIX_DOC.read_text(encoding="utf-8").split(BEGIN, 1)[1].split(END, 1)[0]
+    lines = [line.strip() for line in table.strip().splitlines()]
+    families = [c.strip() for c in lines[0].strip("|").split("|")][1:]
+    rows: dict[str, dict[str, set[str]]] = {}
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = {
+            fam: {lang.strip() for lang in cell.split(",")} - {"—"}
+            for fam, cell in zip(families, cells[1:])
+        }
+    return families, rows
+
+
+def skips(lang: str, mutant: str) -> list[str]:
+    """`--skip` arguments for the families the documented matrix says do not catch `mutant` in
+    `lang` (none for a skip mutant, an undocumented mutant, or while the matrix is rewritten)."""
+    if mutant in SKIP_MUTANTS or os.environ.get("AWA_UPDATE_KILL_MATRIX") == "1":
+        return []
+    families, rows = matrix_rows()
+    row = rows.get(mutant)
+    if not row or not any(lang in who for who in row.values()):
+        return []
+    out: list[str] = []
+    for fam in families:
+        if lang not in row.get(fam, set()):
+            # producer::coverage is one case; every other family is producer::<family>::<id>…
+            out += ["--skip", "producer::coverage" if fam == "coverage" else f"producer::{fam}::"]
+    return out
+
+
 def producer_command(lang: str, mutant: str | None) -> str:
     """The example's run script, or a built copy of it with the mutant's patch applied."""
     if not mutant:
@@ -112,7 +152,7 @@ def run_producer(dsn: str, lang: str, tmp_path: Path, mutant: str | None = None)
     report = tmp_path / f"{lang}-{mutant or 'correct'}.json"
     cmd = [RUNNER, "--dsn", dsn, "--schema", SCHEMA, "--producer-role", ROLE,
            "--producer", producer_command(lang, mutant), "--report-json", str(report),
-           "--adapter-timeout", ADAPTER_TIMEOUT, "-q", "producer::"]
+           "--adapter-timeout", ADAPTER_TIMEOUT, "-q", *(skips(lang, mutant) if mutant else []), "producer::"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT)
     cases = json.loads(report.read_text(encoding="utf-8"))["cases"] if report.exists() else []
     return done.returncode, cases, done.stdout[-3000:] + done.stderr[-3000:]

@@ -53,6 +53,17 @@ def test_conforming_producer_passes_one_test_per_case(pytester, plugin_env):
     result.stdout.fnmatch_lines([f"*awa-conformance::{PARTITION[0]} PASSED*"])
 
 
+def test_protocol_3_sends_every_job_field(pytester, plugin_env):
+    # The callable stores metadata and max_attempts: with --awa-protocol 3 it is asked for them
+    # and judged on them; with the default 2 those cases are skipped, naming the protocol.
+    picked = ("-v", "-rs", "--awa-families", "payload", "-k", "metadata or max_attempts")
+    result = run(pytester, plugin_env, "psycopg_producer:insert", "--awa-protocol", "3", *picked)
+    result.assert_outcomes(passed=2)
+    result = run(pytester, plugin_env, "psycopg_producer:insert", *picked)
+    result.assert_outcomes(skipped=2)
+    assert "protocol 3" in result.stdout.str() + result.stderr.str()
+
+
 def test_wrong_producer_fails(pytester, plugin_env):
     result = run(pytester, plugin_env, "wrong_producers:insert_without_ordering_key",
                  "--awa-families", "routing_precedence", "-k", f"{KEYED[0]} or {UNKEYED[0]}")

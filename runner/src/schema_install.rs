@@ -718,6 +718,17 @@ pub async fn install_with(
             file: "BEGIN",
             reason: crate::pg::describe_error(dsn, &e),
         })?;
+    // Installs that share the producer role (roles are cluster-wide) take turns: two first
+    // installs at once otherwise both miss the role, one creates it and the other's GRANT
+    // can fail with "role does not exist" (seen with concurrent test installs). Held to the
+    // end of the transaction, before anything is read, so the turn that comes second sees
+    // the role the first committed and does not mark it as its own.
+    tx.execute(include_str!("../sql/install_lock.sql"), &[&role])
+        .await
+        .map_err(|e| InstallError::Apply {
+            file: "install_lock.sql",
+            reason: crate::pg::describe_error(dsn, &e),
+        })?;
     let status = compare(&tx, dsn, schema, role).await?;
     let outcome = match &status {
         Status::Same { .. } => return Ok(Installed::AlreadyThere),

@@ -6,7 +6,9 @@ once through the native module for every selected test on the first test that ne
 IDs are the case names (``awa-conformance::producer::routing_precedence::rp-…::w8``), so
 ``-k`` selects cases. Expected failures (``--awa-expected-failures FILE``, the runner's JSON
 format) run and xfail; one that passes fails the run; an entry matching no case is a usage
-error.
+error. ``--awa-protocol 3`` sends the callable every job field of producer protocol 3
+(metadata and max_attempts, ADR 0053); with the default 2, the cases that need them are
+skipped with the reason, as the runner does for a protocol 2 producer.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated case families to check (default: all producer families)",
     )
     group.addoption(
+        "--awa-protocol",
+        type=int,
+        choices=(2, 3),
+        default=2,
+        help="the producer protocol the callable speaks: 3 also sends metadata and max_attempts "
+        "(default: 2; its cases that need them are skipped)",
+    )
+    group.addoption(
         "--awa-expected-failures",
         metavar="FILE",
         help='JSON: {"version": 1, "expected_failures": [{"id": ..., "reason": ...}]} (the runner\'s format)',
@@ -66,8 +76,10 @@ def _load_producer(spec: str) -> Any:
 class _Engine:
     """Runs the engine once, for every selected case, the first time a result is needed."""
 
-    def __init__(self, dsn: str, insert: Any, schema: str, role: str, expected: str | None) -> None:
+    def __init__(self, dsn: str, insert: Any, schema: str, role: str, expected: str | None,
+                 protocol: int = 2) -> None:
         self.dsn, self.insert, self.schema, self.role, self.expected = dsn, insert, schema, role, expected
+        self.protocol = protocol
         self.results: dict[str, Any] | None = None
         self.error: str | None = None
 
@@ -81,7 +93,7 @@ class _Engine:
             try:
                 report = run_engine(
                     self.dsn, self.insert, schema=self.schema, producer_role=self.role, names=names,
-                    expected_failures=self.expected,
+                    expected_failures=self.expected, protocol=self.protocol,
                 )
             except ConformanceError as e:
                 # The run as a whole could not start (no connection, no contract schema, a
@@ -158,7 +170,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--awa-producer needs --awa-dsn URL (or AWA_DSN): the database to check on")
     config.stash[_SESSION_KEY] = _Engine(
         dsn, _load_producer(spec), config.getoption("--awa-schema"), config.getoption("--awa-producer-role"),
-        config.getoption("--awa-expected-failures"),
+        config.getoption("--awa-expected-failures"), config.getoption("--awa-protocol"),
     )
 
 

@@ -110,6 +110,22 @@ fn patch(s: &Scratch, function: &str, from: &str, to: &str) {
     s.sql(&def.replace(from, to));
 }
 
+/// Fed back: the saved findings `file` reproduce on the mutant `s` (returned), and the
+/// reference schema agrees with their vectors.
+fn replays_on_the_mutant_only(dsn: &str, s: &Scratch, file: &str) -> Output {
+    let again = db_fuzz(s, &["--replay", file]);
+    assert_eq!(
+        code(&again),
+        Some(i32::from(NONCONFORMANT)),
+        "{}",
+        show(&again)
+    );
+    let reference = Scratch::install(dsn, "fuzzref");
+    let ok = db_fuzz(&reference, &["--replay", file]);
+    assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
+    again
+}
+
 fn reference_schema_fuzz_finds_nothing_and_leaves_the_database_as_found() {
     let s = Scratch::install(&dsn(), "fuzzok");
     s.sql("INSERT INTO @S@.queue_meta (queue, enqueue_shards) VALUES ('pre_existing', 8)");
@@ -161,18 +177,8 @@ fn broken_concurrency_shard_is_found_and_its_vector_replays() {
     }
     let dir = tempfile::tempdir().unwrap();
     let file = save(dir.path(), &out);
-    // Fed back: reproduced on the mutant, and the reference agrees with the vector.
-    let again = db_fuzz(&s, &["--replay", &file]);
-    assert_eq!(
-        code(&again),
-        Some(i32::from(NONCONFORMANT)),
-        "{}",
-        show(&again)
-    );
+    let again = replays_on_the_mutant_only(&dsn, &s, &file);
     assert_eq!(findings(&again)[0]["vector"], found[0]["vector"]);
-    let reference = Scratch::install(&dsn, "fuzzref");
-    let ok = db_fuzz(&reference, &["--replay", &file]);
-    assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
     // The same seed and case regenerate the same vector.
     let case = found[0]["case"].as_u64().unwrap().to_string();
     let one = db_fuzz(&s, &["--seed", "3", "--start", &case, "--cases", "1"]);
@@ -263,17 +269,7 @@ fn float_args_are_found_in_the_payload() {
         "the finding names the field: {f}"
     );
     let dir = tempfile::tempdir().unwrap();
-    let file = save(dir.path(), &out);
-    let again = db_fuzz(&s, &["--replay", &file]);
-    assert_eq!(
-        code(&again),
-        Some(i32::from(NONCONFORMANT)),
-        "{}",
-        show(&again)
-    );
-    let reference = Scratch::install(&dsn, "fuzzplref");
-    let ok = db_fuzz(&reference, &["--replay", &file]);
-    assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
+    replays_on_the_mutant_only(&dsn, &s, &save(dir.path(), &out));
 }
 
 fn example_adapter_fuzz_finds_nothing() {

@@ -550,45 +550,12 @@ struct SweepTable {
     login: Option<String>,
 }
 
+/// [`Tables::read`] on a connection without a statement cache of its own.
 async fn sweep_tables(client: &Client, db: &DbSetup) -> Result<Tables, PgError> {
-    let rows = client
-        .query(
-            include_str!("../../sql/sweep_tables.sql"),
-            &[&db.schema.as_str()],
-        )
-        .await
-        .map_err(|e| PgError::Db(db.pg.describe(&e)))?;
-    Ok(Tables::of(&rows))
+    Tables::read(Cached::new(client, &Statements::default()), db).await
 }
 
 impl DbSetup {
-    /// Remove the committed rows of queues named `scope…` (and the claims of their jobs) on
-    /// `client`: what one producer case created ([`crate::producer`]).
-    ///
-    /// # Errors
-    /// [`PgError`] when the sweep could not run.
-    pub async fn sweep_scope_on(
-        &self,
-        client: &tokio_postgres::Client,
-        scope: &str,
-    ) -> Result<(), PgError> {
-        sweep_on(client, self, scope, &[], ByLogin::default(), None).await
-    }
-
-    /// [`Self::sweep_scope_on`], and the rows `by_login` finds wherever they landed (ADR
-    /// 0049): what a producer case wrote outside its queues.
-    ///
-    /// # Errors
-    /// [`PgError`] when the sweep could not run.
-    pub async fn sweep_case_on(
-        &self,
-        client: &tokio_postgres::Client,
-        scope: &str,
-        by_login: ByLogin<'_>,
-    ) -> Result<(), PgError> {
-        sweep_on(client, self, scope, &[], by_login, None).await
-    }
-
     /// How many committed rows of the schema's tables have a queue named `scope…` (a rejected
     /// bulk batch must leave none), on `client`.
     ///

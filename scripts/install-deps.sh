@@ -125,4 +125,8 @@ else
     quiet env GOBIN="$VENV/bin" "$(command -v go || echo /usr/local/go/bin/go)" install \
         "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
 fi
+# --- PostgreSQL 13-18 server binaries for the version matrix (scripts/pg-matrix.sh) -------------
+# Pinned by version and sha512 in scripts/pg-servers.json, cached outside the checkout (the
+# throwaway clusters run as the `postgres` OS user); a cached major is not fetched again.
+log "postgres servers: $("$VENV/bin/python" "$ROOT/scripts/fetch-pg.py" 13 14 15 16 17 18 | cut -d' ' -f2 | xargs -n1 dirname | xargs -n1 basename | tr '\n' ' ')"
 log "done"

@@ -11,6 +11,8 @@
 #   PGPORT_THROWAWAY  TCP port (default 55432)
 #   PGDIR_THROWAWAY   cluster directory (default /tmp/awa-pg-throwaway-<port>)
 #   PGDB_THROWAWAY    database name (default awa_test)
+#   PGBIN_THROWAWAY   server bin directory (default: the newest /usr/lib/postgresql/*/bin, then
+#                     PATH); scripts/pg-matrix.sh points it at each major's fetched binaries
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` OS user
 # (created by Debian's package); if that user is missing a system user `awa-pg` is created.
 set -euo pipefail
@@ -29,6 +31,10 @@ case "$DB" in ''|*[!a-zA-Z0-9_]*) die "PGDB_THROWAWAY must match [A-Za-z0-9_]+, 
 # Newest installed server binaries (Debian keeps them off PATH).
 find_bindir() {
     local initdb
+    if [ -n "${PGBIN_THROWAWAY:-}" ]; then
+        [ -x "$PGBIN_THROWAWAY/initdb" ] || die "PGBIN_THROWAWAY=$PGBIN_THROWAWAY holds no initdb"
+        echo "$PGBIN_THROWAWAY"; return
+    fi
     initdb="$(compgen -G '/usr/lib/postgresql/*/bin/initdb' | sort -V | tail -n1 || true)"
     if [ -n "$initdb" ]; then dirname "$initdb"; return; fi
     command -v initdb >/dev/null && { dirname "$(command -v initdb)"; return; }

@@ -166,31 +166,14 @@ PYEOF
     return "$rc"
 }
 
-# The compat profile against released Awa as a user meets it: a fresh database migrated by the
-# released CLI (awa-cli 0.6.9 in the venv), queue storage activated as a fresh 0.6.x worker does,
-# then a plain `awa-conformance --dsn` run, which must pass with at least 200 compat cases and
-# leave awa.jobs as it found it.
-compat_profile() {
-    local db="awa_compat_ci_$$" url rc=0 before after
-    url="${DATABASE_URL%/*}/$db"
-    psql -X -q -d "$DATABASE_URL" -c "CREATE DATABASE $db" || return 1
-    DATABASE_URL="$url" NO_COLOR=1 awa migrate >/dev/null &&
-        [ "$(psql -X -qAt -d "$url" -c "SELECT awa.storage_auto_finalize_if_fresh('awa')")" = t ] || rc=1
-    if [ "$rc" -eq 0 ]; then
-        before="$(psql -X -qAt -d "$url" -c 'SELECT count(*) FROM awa.jobs')"
-        "$RUNNER" --dsn "$url" -q --report-json "$REPORTS/compat.json" || rc=$?
-        after="$(psql -X -qAt -d "$url" -c 'SELECT count(*) FROM awa.jobs')"
-        [ "$before" = "$after" ] || { echo "compat_profile: awa.jobs went from $before to $after rows" >&2; rc=1; }
-        "$PY" - "$REPORTS/compat.json" <<'PYEOF' || rc=1
-import json, sys
-report = json.load(open(sys.argv[1], encoding="utf-8"))
-passed = [c["name"] for c in report["cases"] if c["status"] == "passed" and c["name"].startswith("sql::compat::")]
-if len(passed) < 200 or report["provenance"]["level"] != "compat":
-    sys.exit(f"compat_profile: {len(passed)} compat cases passed (need 200), level {report['provenance']['level']}")
-PYEOF
-    fi
-    psql -X -q -d "$DATABASE_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || rc=1
-    return "$rc"
+# Every supported PostgreSQL major, 14 to 18, on pinned server binaries (scripts/pg-matrix.sh:
+# schema install/status/uninstall and the full --dsn run as a non-superuser, the Python example
+# producer, the embedded default on that major's binaries, the compat profile on a database
+# awa-cli migrated; each major's server version printed from its run's own provenance; a server
+# below 14 refused with exit 4). Then the matrix's own test: a runner refusing a major it should
+# accept fails it (tests/matrix).
+pg_matrix() {
+    "$ROOT/scripts/pg-matrix.sh" && AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/matrix
 }
 
 # The cross-check against released Awa 0.6.9 (tests/crosscheck): the vectors equal what the
@@ -318,6 +301,7 @@ step "vectors verify"            "$RUNNER" vectors verify
 step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --vectors-dir "$ROOT/vectors"
 step "runner --dsn (all suites)" runner_dsn
 step "runner embedded cluster"   runner_embedded
+step "postgres 14-18 matrix"     pg_matrix
 step "schema SQL tests"          schema_sql_tests
 step "python bindings"           python_bindings
 step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
@@ -333,7 +317,6 @@ step "documented examples"       doc_examples
 step "workflow lint (actionlint)" workflow_lint
 step "build awa-rs producer"     awa_rs_producer
 step "crosscheck vs awa 0.6.9"   crosscheck
-step "compat profile vs awa 0.6.9" compat_profile
 
 # --- summary ------------------------------------------------------------------------------------
 printf '\n==================== summary ====================\n'

@@ -10,6 +10,22 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::exit;
 use crate::pg::SchemaName;
 
+/// The environment form of `--allow-untested-server`, also read by the Python bindings and
+/// `fuzz`, which have no such flag.
+pub const ALLOW_UNTESTED_SERVER_ENV: &str = "AWA_ALLOW_UNTESTED_SERVER";
+
+/// Whether [`ALLOW_UNTESTED_SERVER_ENV`] is set to a true value (anything but empty, `0`,
+/// `false`, `no`, `off`), as the flag's own parser reads it.
+#[must_use]
+pub fn untested_server_allowed_by_env() -> bool {
+    std::env::var(ALLOW_UNTESTED_SERVER_ENV).is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off" | "n" | "f"
+        )
+    })
+}
+
 /// Conformance kit for Awa's SQL producer contract (`awa.insert_job(..., opts jsonb)`, v1).
 ///
 /// Without a subcommand it runs the conformance suites: the offline vectors against the
@@ -100,6 +116,27 @@ pub struct RunArgs {
     /// Never start a throwaway PostgreSQL cluster; without a DSN the SQL cases are ignored.
     #[arg(long, help_heading = "Database")]
     pub no_embedded: bool,
+
+    /// The PostgreSQL server binaries (`initdb`, `pg_ctl`, `postgres`) for the throwaway
+    /// cluster [default: `pg_config --bindir`, then /usr/lib/postgresql/<newest>/bin, then
+    /// PATH].
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "AWA_PG_BIN",
+        help_heading = "Database"
+    )]
+    pub pg_bin: Option<std::path::PathBuf>,
+
+    /// Run on a PostgreSQL major newer than the newest the kit is tested on (18); the
+    /// report records it. Servers older than 14 are refused regardless.
+    #[arg(
+        long,
+        env = ALLOW_UNTESTED_SERVER_ENV,
+        value_parser = FalseyValueParser::new(),
+        help_heading = "Database"
+    )]
+    pub allow_untested_server: bool,
 
     /// Fail (exit 4) instead of showing selected SQL cases as ignored when there is no
     /// database; for CI, where a missing database must never pass.

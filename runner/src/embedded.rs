@@ -1,7 +1,8 @@
 //! A throwaway PostgreSQL cluster for runs without a DSN: found, started, and removed again.
 //!
-//! [`find_binaries`] looks for `initdb`/`pg_ctl` (via `pg_config --bindir`, then
-//! `/usr/lib/postgresql/<newest>/bin`, then `PATH`). [`EmbeddedCluster::start`] creates a temp
+//! The binaries come from `--pg-bin DIR` / `AWA_PG_BIN`, else [`find_binaries`] looks for
+//! `initdb`/`pg_ctl` (via `pg_config --bindir`, then `/usr/lib/postgresql/<newest>/bin`, then
+//! `PATH`). [`EmbeddedCluster::start`] creates a temp
 //! dir, runs `initdb -A trust`, and starts the server listening only on a unix socket in that
 //! dir (so it never collides with another server) on a free port number. PostgreSQL refuses
 //! to run as root, so when the runner is root the cluster is created and run as the
@@ -31,6 +32,12 @@ pub enum EmbeddedError {
          root; create a `postgres` user, run as another user, or pass --dsn / DATABASE_URL"
     )]
     RootWithoutPostgresUser,
+    /// `--pg-bin` / `AWA_PG_BIN` names a directory without the server binaries.
+    #[error(
+        "--pg-bin / AWA_PG_BIN: {0} holds no initdb and pg_ctl; point it at a PostgreSQL \
+         server's bin directory (e.g. /usr/lib/postgresql/16/bin)"
+    )]
+    NotBinaries(String),
     /// A step (temp dir, initdb, pg_ctl) failed.
     #[error("embedded cluster: {step} failed: {reason}")]
     Step {
@@ -45,10 +52,14 @@ fn step(step: &'static str) -> impl Fn(String) -> EmbeddedError {
     move |reason| EmbeddedError::Step { step, reason }
 }
 
+/// Whether `dir` holds the binaries a cluster is started with.
+fn complete(dir: &Path) -> bool {
+    dir.join("initdb").is_file() && dir.join("pg_ctl").is_file()
+}
+
 /// The directory holding `initdb`, `pg_ctl` and `postgres`, if any.
 #[must_use]
 pub fn find_binaries() -> Option<PathBuf> {
-    let complete = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
         if out.status.success() {
             let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
@@ -251,13 +262,43 @@ impl EmbeddedCluster {
         })
     }
 
-    /// Find binaries and start a cluster.
+    /// Start a cluster with the binaries in `pg_bin` (`--pg-bin` / `AWA_PG_BIN`), or else the
+    /// ones [`find_binaries`] finds.
     ///
     /// # Errors
-    /// [`EmbeddedError::NoBinaries`] or a failed step.
-    pub fn start_default() -> Result<Self, EmbeddedError> {
-        let bindir = find_binaries().ok_or(EmbeddedError::NoBinaries)?;
+    /// [`EmbeddedError::NotBinaries`] for a `pg_bin` without them, [`EmbeddedError::NoBinaries`]
+    /// when none are found, or a failed step.
+    pub fn start_default(pg_bin: Option<&Path>) -> Result<Self, EmbeddedError> {
+        let bindir = match pg_bin {
+            Some(dir) if complete(dir) => dir.to_owned(),
+            Some(dir) => return Err(EmbeddedError::NotBinaries(dir.display().to_string())),
+            None => find_binaries().ok_or(EmbeddedError::NoBinaries)?,
+        };
         Self::start(&bindir)
+    }
+
+    /// What was started, for the run's provenance: `embedded (PostgreSQL 18.4, <bindir>)`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let bindir = self
+            .inner
+            .lock()
+            .map(|i| i.bindir.clone())
+            .unwrap_or_default();
+        // `postgres --version` prints `postgres (PostgreSQL) 18.4`, and a distribution's
+        // build adds its own words after (`15.18 (Debian 15.18-0+deb12u1)`); the cluster is
+        // running, so the binary is there to ask.
+        let version = Command::new(bindir.join("postgres"))
+            .arg("--version")
+            .output()
+            .ok()
+            .and_then(|o| {
+                let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                let (_, rest) = text.split_once("(PostgreSQL)")?;
+                rest.split_whitespace().next().map(str::to_owned)
+            })
+            .unwrap_or_else(|| "version unknown".to_owned());
+        format!("embedded (PostgreSQL {version}, {})", bindir.display())
     }
 
     /// The superuser DSN (unix socket, trust auth, no password).

@@ -141,6 +141,9 @@ pub enum InstallError {
         /// The server's error (scrubbed).
         reason: String,
     },
+    /// The server is older than the oldest major the reference schema supports.
+    #[error("{0}; nothing was installed")]
+    Server(crate::contract::server::ServerError),
     /// Comparing or uninstalling failed on the server (the transaction was rolled back).
     #[error("{what} failed: {reason}; nothing was changed (one transaction)")]
     Db {
@@ -729,6 +732,22 @@ pub async fn install_with(
             file: "install_lock.sql",
             reason: crate::pg::describe_error(dsn, &e),
         })?;
+    // The reference SQL needs PostgreSQL 14: refuse an older server in one line rather than
+    // fail on whichever statement it lacks first. A newer untested major installs; the run
+    // that checks it is what refuses it without --allow-untested-server.
+    let version: i32 = tx
+        .query_one(
+            "SELECT pg_catalog.current_setting('server_version_num')::integer",
+            &[],
+        )
+        .await
+        .map_err(db_err(dsn, "reading server_version_num"))?
+        .get(0);
+    if let Err(e @ crate::contract::server::ServerError::TooOld { .. }) =
+        crate::contract::server::support(version, true)
+    {
+        return Err(InstallError::Server(e));
+    }
     let status = compare(&tx, dsn, schema, role).await?;
     let outcome = match &status {
         Status::Same { .. } => return Ok(Installed::AlreadyThere),
@@ -994,6 +1013,7 @@ impl From<InstallError> for crate::error::Error {
             InstallError::Apply { .. }
             | InstallError::Privileges { .. }
             | InstallError::Differs { .. }
+            | InstallError::Server(_)
             | InstallError::Db { .. } => Self::caused(Kind::DatabaseSetup, e),
         }
     }

@@ -1,7 +1,8 @@
 //! Environment preflight: can this database host a run at all? One line per problem, before
 //! any case runs, instead of hundreds of failed cases: a read-only database (hot standby or
 //! `default_transaction_read_only`), privileges the runner's role lacks (each named), and
-//! too few connection slots for the run (the number it needs is [`connections_needed`]).
+//! too few connection slots for the run (the number it needs is [`connections_needed`]);
+//! and first of all, a PostgreSQL major the kit does not support ([`super::server`]).
 //!
 //! Timeouts need no check here: every session sets its own `statement_timeout`,
 //! `lock_timeout` and idle timeouts at startup ([`crate::pg`]), so a role's or database's
@@ -52,6 +53,9 @@ pub enum EnvironmentError {
     /// Not enough connection slots.
     #[error("{0}")]
     Connections(String),
+    /// A PostgreSQL major the kit does not support (or has not been tested on).
+    #[error(transparent)]
+    Server(#[from] super::server::ServerError),
 }
 
 /// Check the database behind `pg` (see the module docs).
@@ -64,7 +68,8 @@ pub async fn check(
     producer_role: &str,
     test_threads: usize,
     producer: bool,
-) -> Result<(), EnvironmentError> {
+    allow_untested: bool,
+) -> Result<super::server::Support, EnvironmentError> {
     let client = pg.connect().await?;
     let q = |e: tokio_postgres::Error| {
         EnvironmentError::Pg(PgError::Db(format!(
@@ -79,6 +84,8 @@ pub async fn check(
         .map_err(q)?;
     let (standby, read_only, version, superuser): (bool, bool, i32, bool) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
+    // First: on a server the kit does not support, every other answer could be wrong.
+    let support = super::server::support(version, allow_untested)?;
     if standby {
         return Err(EnvironmentError::ReadOnly(format!(
             "{where_} is a hot standby (read-only): the SQL suites write rows (and remove them \
@@ -170,7 +177,7 @@ pub async fn check(
             short.join(", and ")
         )));
     }
-    Ok(())
+    Ok(support)
 }
 
 #[cfg(test)]

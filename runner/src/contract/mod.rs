@@ -27,5 +27,6 @@ pub mod login;
 pub mod open;
 pub mod preflight;
 pub mod released;
+pub mod server;
 pub mod sweep;
 pub mod target;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::preflight as catalog;
 use super::target::{DbSetup, PreflightError};
-use super::{environment, levels, sweep};
+use super::{environment, levels, server, sweep};
 use crate::outcome::{
     RunContext, PROVENANCE_CONTRACT_VERSION, PROVENANCE_LEVEL, PROVENANCE_SERVER_VERSION,
 };
@@ -20,7 +20,9 @@ use crate::pg::{Pg, SchemaName};
 /// `contract_version() = 1` and `contract_capabilities()`. Records server and contract
 /// versions as provenance.
 ///
-/// Before that, [`environment::check`] makes sure the database can host a run at all.
+/// Before that, [`environment::check`] makes sure the database can host a run at all,
+/// on a PostgreSQL major the kit supports ([`server`]; `allow_untested` admits a newer
+/// major than CI tests, recorded in the provenance).
 ///
 /// # Errors
 /// [`PreflightError::Unreachable`], [`PreflightError::Environment`] or
@@ -32,19 +34,25 @@ pub fn preflight(
     producer_role: &str,
     test_threads: Option<usize>,
     producer: bool,
+    allow_untested: bool,
 ) -> Result<Arc<DbSetup>, PreflightError> {
     let threads = environment::test_threads(test_threads);
-    pg.block_on(environment::check(
-        &pg,
-        schema,
-        producer_role,
-        threads,
-        producer,
-    ))?
-    .map_err(|e| match e {
-        environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
-        other => PreflightError::Environment(other),
-    })?;
+    let support = pg
+        .block_on(environment::check(
+            &pg,
+            schema,
+            producer_role,
+            threads,
+            producer,
+            allow_untested,
+        ))?
+        .map_err(|e| match e {
+            environment::EnvironmentError::Pg(p) => PreflightError::Unreachable(p),
+            other => PreflightError::Environment(other),
+        })?;
+    if let server::Support::Untested(why) = support {
+        ctx.set_provenance(server::PROVENANCE_UNTESTED, why);
+    }
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
     let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
     setup.liveness = Some(live);

@@ -58,7 +58,15 @@ impl ProducerTarget {
     ) -> Result<Self, Error> {
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
-        let db = crate::contract::open::preflight(&ctx, pg, schema, producer_role, None, true)?;
+        let db = crate::contract::open::preflight(
+            &ctx,
+            pg,
+            schema,
+            producer_role,
+            None,
+            true,
+            crate::cli::untested_server_allowed_by_env(),
+        )?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {
                 detail: e.to_string(),

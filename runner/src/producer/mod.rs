@@ -267,6 +267,7 @@ pub fn connect(
         producer_role,
         Some(1),
         true,
+        crate::cli::untested_server_allowed_by_env(),
     )?)
 }
 

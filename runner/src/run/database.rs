@@ -92,7 +92,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         None if args.no_embedded => {
             return without_database(ctx, args, "no DSN given and --no-embedded");
         }
-        None => match EmbeddedCluster::start_default() {
+        None => match EmbeddedCluster::start_default(args.pg_bin.as_deref()) {
             Ok(cluster) => {
                 crate::schema_install::install(
                     cluster.dsn(),
@@ -100,12 +100,13 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
                     &args.db.names.producer_role,
                     false,
                 )?;
-                ctx.set_provenance(PROVENANCE_DATABASE, "embedded".to_owned());
+                ctx.set_provenance(PROVENANCE_DATABASE, cluster.describe());
                 (cluster.dsn().clone(), Some(cluster))
             }
             Err(e @ (EmbeddedError::NoBinaries | EmbeddedError::RootWithoutPostgresUser)) => {
                 return without_database(ctx, args, &e.to_string());
             }
+            Err(e @ EmbeddedError::NotBinaries(_)) => return Err(Error::caused(Kind::Usage, e)),
             Err(e) => return Err(Error::caused(Kind::DatabaseSetup, e)),
         },
     };
@@ -118,6 +119,7 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         &args.db.names.producer_role,
         args.libtest.test_threads,
         args.producer.is_some(),
+        args.allow_untested_server,
     )?;
     Ok(Database {
         setup: Some(setup),

@@ -121,7 +121,15 @@ fn check_dsn(
         format!("dsn ({})", dsn.source().as_str()),
     );
     let schema = awa_conformance_runner::pg::SchemaName::new(schema).map_err(Error::Usage)?;
-    let db = open::preflight(&ctx, Pg::new(dsn)?, &schema, producer_role, None, true)?;
+    let db = open::preflight(
+        &ctx,
+        Pg::new(dsn)?,
+        &schema,
+        producer_role,
+        None,
+        true,
+        awa_conformance_runner::cli::untested_server_allowed_by_env(),
+    )?;
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),
     })?;

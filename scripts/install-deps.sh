@@ -76,6 +76,17 @@ for tool in node:nodejs npm:npm javac:openjdk-17-jdk-headless mvn:maven; do
     fi
 done
 
+# --- Chromium (the results page's browser test drives Debian's chromium through playwright) -------
+# playwright (PyPI, pinned in tests/requirements.txt) never downloads a browser here: the test
+# points it at /usr/bin/chromium.
+if command -v chromium >/dev/null; then
+    log "chromium: present ($(chromium --version 2>/dev/null | head -n1))"
+else
+    log "chromium: installing (apt-get)"
+    quiet as_root apt-get update -q
+    quiet as_root apt-get install -y -q --no-install-recommends chromium
+fi
+
 # --- Python test dependencies -------------------------------------------------------------------
 # A project venv (.venv at the repository root), so the pins never touch a system Python
 # (Debian's python3 refuses `pip install` outside a venv: PEP 668). test.sh and kit.sh put

@@ -69,7 +69,7 @@ PYEOF
 }
 
 # --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
-cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}" "${WHEELS:-}"; }
+cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}" "${WHEELS:-}" "${RESULTS:-}"; }
 trap cleanup EXIT
 eval "$("$PG" start)"
 export DATABASE_URL
@@ -77,6 +77,10 @@ export DATABASE_URL
 export AWA_CROSSCHECK_REQUIRED=1
 export AWA_REQUIRE_DB=1
 REPORTS="$(mktemp -d)"
+# The reports of the runs that show each implementation green (the steps and tests below keep
+# them here: tests/page/keep.py), for the results page, badge and compatibility table.
+RESULTS="$(mktemp -d)"
+export AWA_RESULTS_DIR="$RESULTS"
 # The release wheel, built once (scripts/build-wheel.sh) and installed into the venv: its
 # `awa-conformance` console script is the runner every later step runs (the same Rust code as
 # the standalone binary, compiled once: CONTRIBUTING, "CI time budget").
@@ -97,7 +101,8 @@ build_wheel() {
 runner_dsn() {
     "$RUNNER" schema install --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer &&
     "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer -q \
-        --report-json "$REPORTS/report.json" --junit "$REPORTS/junit.xml" --markdown "$REPORTS/summary.md"
+        --report-json "$REPORTS/report.json" --junit "$REPORTS/junit.xml" --markdown "$REPORTS/summary.md" &&
+        cp "$REPORTS/report.json" "$RESULTS/reference.json"
 }
 # The kit's default path (scripts/kit.sh): no DSN, so the runner starts its own throwaway cluster.
 runner_embedded() {
@@ -220,6 +225,7 @@ python_producer() {
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests" || rc=1
     "${run[@]}" --report-json "$REPORTS/producer.json" producer:: || rc=1
+    cp "$REPORTS/producer.json" "$RESULTS/python.json" || rc=1
     "$PY" - "$REPORTS/producer.json" <<'PYEOF' || rc=1
 import json, sys
 cases = [c for c in json.load(open(sys.argv[1], encoding="utf-8"))["cases"] if c["name"].startswith("producer::")]
@@ -317,6 +323,7 @@ step "documented examples"       doc_examples
 step "workflow lint (actionlint)" workflow_lint
 step "build awa-rs producer"     awa_rs_producer
 step "crosscheck vs awa 0.6.9"   crosscheck
+step "results page (browser)"    "$ROOT/scripts/results-page.sh" "$RESULTS" "$ROOT/target/results-page"
 
 # --- summary ------------------------------------------------------------------------------------
 printf '\n==================== summary ====================\n'

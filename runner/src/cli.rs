@@ -87,6 +87,65 @@ pub enum Command {
     /// Fuzz a database's contract functions or an adapter with random vectors from a seed;
     /// every disagreement is printed as a ready-to-add vector (docs/fuzz.md).
     Fuzz(Box<FuzzArgs>),
+    /// Compare JSON reports side by side: a results page, a badge, a PR comment, the
+    /// compatibility table (docs/ci.md, "Publishing results").
+    #[command(subcommand)]
+    Report(ReportCommand),
+}
+
+/// `report` subcommands. A report argument is `FILE` or `LABEL=FILE` (the label names the
+/// implementation; without one it is taken from the report's provenance).
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Build one self-contained static page (DIR/index.html) comparing the reports: a matrix
+    /// of implementations x families, each failing case with expected and actual, filters.
+    /// Nothing is fetched: it works from file:// and any static host.
+    #[command(after_help = exit::HELP_TABLE)]
+    Html {
+        /// The directory to write index.html into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// A kill matrix document to show under the results (docs/kill-matrix.md,
+        /// docs/producer-kill-matrix.md); repeatable.
+        #[arg(long, value_name = "FILE")]
+        kill_matrix: Vec<PathBuf>,
+        /// The JSON reports (--report-json), as FILE or LABEL=FILE.
+        #[arg(value_name = "REPORT", required = true)]
+        reports: Vec<String>,
+    },
+    /// Write an SVG badge and a shields.io endpoint JSON of one report into DIR
+    /// (awa-conformance.svg, awa-conformance.json).
+    #[command(after_help = exit::HELP_TABLE)]
+    Badge {
+        /// The directory to write into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The JSON report.
+        #[arg(value_name = "REPORT")]
+        report: String,
+    },
+    /// Markdown of what changed from OLD to NEW (newly failing, newly passing, no longer
+    /// checked), for $GITHUB_STEP_SUMMARY or a PR comment; to stdout.
+    #[command(after_help = exit::HELP_TABLE)]
+    Diff {
+        /// The earlier report.
+        #[arg(value_name = "OLD")]
+        old: String,
+        /// The later report.
+        #[arg(value_name = "NEW")]
+        new: String,
+    },
+    /// The compatibility table (Markdown) of the reports, per feature and implementation;
+    /// to stdout, or compared with FILE by --check (exit 1 when it differs).
+    #[command(after_help = exit::HELP_TABLE)]
+    Compatibility {
+        /// Compare with this file instead of printing; exit 1 when it differs.
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
+        /// The JSON reports, as FILE or LABEL=FILE.
+        #[arg(value_name = "REPORT", required = true)]
+        reports: Vec<String>,
+    },
 }
 
 /// Options of `run`: libtest's own options plus database, report and baseline options.
@@ -591,6 +650,7 @@ impl Cli {
             Some(Command::Completions { shell }) => Action::Completions(shell),
             Some(Command::Man) => Action::Man,
             Some(Command::Fuzz(args)) => Action::Fuzz(args),
+            Some(Command::Report(cmd)) => Action::Report(cmd),
         }
     }
 }
@@ -616,6 +676,8 @@ pub enum Action {
     Man,
     /// `fuzz`.
     Fuzz(Box<FuzzArgs>),
+    /// A `report` subcommand.
+    Report(ReportCommand),
 }
 
 #[cfg(test)]

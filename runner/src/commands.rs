@@ -5,7 +5,7 @@ use std::path::Path;
 
 use awa_conformance_vectors::{check_vector, diff_files, render_all, Family, EMBEDDED};
 
-use crate::cli::{DbOptions, ListFormat, SchemaCommand, VectorsCommand};
+use crate::cli::{DbOptions, ListFormat, ReportCommand, SchemaCommand, VectorsCommand};
 use crate::error::Error;
 use crate::exit;
 use crate::pg::Dsn;
@@ -311,6 +311,92 @@ pub fn man_page() -> Result<Vec<u8>, Error> {
 /// `man`: print the man page.
 pub fn man() -> Result<u8, Error> {
     out(&String::from_utf8_lossy(&man_page()?))?;
+    Ok(exit::SUCCESS)
+}
+
+/// Run a `report` subcommand; returns the exit code.
+pub fn report(cmd: &ReportCommand) -> Result<u8, Error> {
+    use crate::report::page::{self, Comparison, PageError, Source};
+    let usage = |e: PageError| match e {
+        PageError::Read { .. } | PageError::NotAReport { .. } | PageError::Write { .. } => {
+            Error::caused(crate::error::Kind::Usage, e)
+        }
+        PageError::Render { .. } => Error::Harness {
+            detail: e.to_string(),
+        },
+    };
+    let load = |args: &[String]| {
+        let sources: Vec<Source> = args.iter().map(|a| Source::parse(a)).collect();
+        Comparison::load(&sources).map_err(usage)
+    };
+    match cmd {
+        ReportCommand::Html {
+            out: dir,
+            kill_matrix,
+            reports,
+        } => {
+            let cmp = load(reports)?;
+            let kills = kill_matrix
+                .iter()
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .map(|markdown| page::html::KillMatrix {
+                            title: p
+                                .file_name()
+                                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                            markdown,
+                        })
+                        .map_err(|e| {
+                            usage(PageError::Read {
+                                path: p.display().to_string(),
+                                reason: e.to_string(),
+                            })
+                        })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            page::html::write(&cmp, &kills, dir).map_err(usage)?;
+            out(&format!(
+                "{}: {} implementations x {} families and suites, {} cases not passed\n",
+                dir.join(page::html::PAGE_FILE).display(),
+                cmp.implementations.len(),
+                cmp.columns.len(),
+                cmp.details.len()
+            ))?;
+        }
+        ReportCommand::Badge { out: dir, report } => {
+            let r = page::read(std::path::Path::new(report)).map_err(usage)?;
+            let b = page::badge::write(&r, dir).map_err(usage)?;
+            out(&format!(
+                "{}: {} | {}\n",
+                dir.join(page::badge::SVG_FILE).display(),
+                b.label,
+                b.message
+            ))?;
+        }
+        ReportCommand::Diff { old, new } => {
+            let cmp = load(&[old.clone(), new.clone()])?;
+            out(&page::diff::markdown(&cmp))?;
+        }
+        ReportCommand::Compatibility { check, reports } => {
+            let text = page::compatibility::markdown(&load(reports)?);
+            if let Some(file) = check {
+                let on_disk = std::fs::read_to_string(file).unwrap_or_default();
+                if on_disk != text {
+                    use std::io::Write as _;
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "awa-conformance: {} differs from the compatibility table of these \
+                         reports; regenerate it (scripts/results-page.sh --bless) and commit it",
+                        file.display()
+                    );
+                    return Ok(exit::NONCONFORMANT);
+                }
+                out(&format!("{}: current\n", file.display()))?;
+            } else {
+                out(&text)?;
+            }
+        }
+    }
     Ok(exit::SUCCESS)
 }
 

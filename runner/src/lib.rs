@@ -99,5 +99,6 @@ pub fn dispatch(cli: Cli, argv: &[String]) -> Result<u8, error::Error> {
         Action::Completions(shell) => commands::completions(shell),
         Action::Man => commands::man(),
         Action::Fuzz(args) => fuzz::run(&args.options()),
+        Action::Report(cmd) => commands::report(&cmd),
     }
 }

@@ -1155,3 +1155,80 @@ fn a_silent_server_is_reported_with_the_bound_really_waited() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     holder.join().unwrap();
 }
+
+/// `report html|badge|diff|compatibility` on a real run's report: the page, badge and table
+/// are written; a file that is not a report is refused naming it (exit 3); the compatibility
+/// check exits 1 on a stale file and 0 on a current one.
+#[test]
+fn report_commands_render_a_run_and_refuse_a_non_report_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let json_s = json.to_str().unwrap();
+    let out = run(&[
+        "--no-embedded",
+        "-q",
+        "unique_key::",
+        "--report-json",
+        json_s,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let page = dir.path().join("page");
+    let out = run(&[
+        "report",
+        "html",
+        "--out",
+        page.to_str().unwrap(),
+        &format!("mine={json_s}"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let html = std::fs::read_to_string(page.join("index.html")).unwrap();
+    assert!(html.contains(">mine</div>"), "the label names the row");
+    assert!(
+        html.contains("data-count=\"44\">44 passed"),
+        "the count of unique_key"
+    );
+    let out = run(&["report", "badge", "--out", page.to_str().unwrap(), json_s]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        page.join("awa-conformance.svg").is_file() && page.join("awa-conformance.json").is_file()
+    );
+    let diff = run(&["report", "diff", json_s, json_s]);
+    assert_eq!(code(&diff), 0);
+    assert!(
+        stdout(&diff).contains("**Newly failing: 0**"),
+        "{}",
+        stdout(&diff)
+    );
+    let table = dir.path().join("compat.md");
+    std::fs::write(&table, "stale").unwrap();
+    let t = table.to_str().unwrap();
+    let out = run(&["report", "compatibility", "--check", t, json_s]);
+    assert_eq!(code(&out), 1, "a stale table fails the check");
+    assert!(
+        stderr(&out).contains("compat.md differs"),
+        "{}",
+        stderr(&out)
+    );
+    let fresh = run(&["report", "compatibility", json_s]);
+    std::fs::write(&table, stdout(&fresh)).unwrap();
+    assert_eq!(
+        code(&run(&["report", "compatibility", "--check", t, json_s])),
+        0
+    );
+    let bogus = dir.path().join("bogus.json");
+    std::fs::write(&bogus, "{\"format\": \"something-else\"}").unwrap();
+    let out = run(&[
+        "report",
+        "badge",
+        "--out",
+        page.to_str().unwrap(),
+        bogus.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("bogus.json: not an awa-conformance JSON report"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).trim().lines().count(), 1, "{}", stderr(&out));
+}

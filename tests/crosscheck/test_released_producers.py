@@ -24,6 +24,8 @@ from conftest import REPO, Released
 
 sys.path.insert(0, str(REPO / "tests" / "mutants"))
 import materialise  # noqa: E402  (tests/mutants/materialise.py)
+sys.path.insert(0, str(REPO / "tests" / "page"))
+from keep import keep_for_page  # noqa: E402  (tests/page/keep.py)
 
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", REPO / "target" / "release" / "awa-conformance"))
 AWA_PG = REPO / "examples" / "producers" / "awa-pg"
@@ -95,6 +97,7 @@ def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released
     expected = example / "expected-failures" / f"{path}.json"
     before = db_state(released.url)
     code, report, stderr = run_producer(released, tmp_path, path, expected, example=example, path_var=path_var)
+    keep_for_page(tmp_path / f"{path}-clean.json", f"{example.name}-{path}")
     assert db_state(released.url) == before, "the run left rows, relations or roles behind"
     assert code == 0, stderr
     counts = statuses(report)

@@ -29,6 +29,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "mutants"))
 import materialise  # noqa: E402  (tests/mutants/materialise.py)
+sys.path.insert(0, str(ROOT / "tests" / "page"))
+from keep import keep_for_page  # noqa: E402  (tests/page/keep.py)
 
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
 RUN = ROOT / "examples" / "producers" / "go" / "bulk" / "run"
@@ -86,6 +88,7 @@ def family(case: dict) -> str:
 
 def test_bulk_producer_is_green(dsn: str, tmp_path: Path) -> None:
     rc, cases, log = run_producer(dsn, tmp_path)
+    keep_for_page(tmp_path / "bulk-correct.json", "go-bulk")
     statuses = Counter(c["status"] for c in cases)
     bad = [c["name"] for c in cases if c["status"] in ("failed", "errored")]
     assert rc == 0 and not bad, f"exit {rc}, not passed: {bad[:20]}\n{log}"

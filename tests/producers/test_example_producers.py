@@ -35,6 +35,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "mutants"))
 import materialise  # noqa: E402  (tests/mutants/materialise.py)
+sys.path.insert(0, str(ROOT / "tests" / "page"))
+from keep import keep_for_page  # noqa: E402  (tests/page/keep.py)
 
 RUNNER = Path(os.environ.get("AWA_CONFORMANCE_BIN", ROOT / "target" / "release" / "awa-conformance"))
 LANGS = ("go", "java", "node")
@@ -164,6 +166,7 @@ def family(case: dict) -> str:
 
 def test_example_is_green(dsn: str, lang: str, tmp_path: Path) -> None:
     rc, cases, log = run_producer(dsn, lang, tmp_path)
+    keep_for_page(tmp_path / f"{lang}-correct.json", lang)
     FAMILIES.update(family(c) for c in cases)
     statuses = defaultdict(int)
     for case in cases:

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod page;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -21,6 +21,18 @@ Prints, for each contender, the cases it ran, its wall time (median of N runs) a
                      Python example, alternating run by run with today's, so the per-case time
                      of today's engine is compared with the earlier one's on the same machine
                      in the same minutes (the cases differ: the ratio is per case).
+  replay L          with --replay: the limit to measure the engine against (issue: "the
+                     producer engine at the producer's own speed"). The engine's run of L is
+                     recorded (a pass-through between engine and producer keeps every request
+                     line), then the same requests are fed to a fresh instance of L with the
+                     engine left out, one outstanding at a time, into a scratch schema: the
+                     answers are checked only for being well-formed (JSON, the request's seq).
+                     Printed: the requests, the producer's own time for them (start-up
+                     excluded) and requests/s, and the engine's time for the same requests
+                     as a multiple of it.
+  phases             the engine contenders run with --timings: their time per case inside the
+                     engine, by phase (set-up, reference, producer, read-back, judge, sweep,
+                     other), median of the runs.
 Ratios are printed against the old check_producer, and per case against the baseline. Speed
 is never asserted in a test.
 """
@@ -81,6 +93,90 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, dict]:
         return dt, json.loads(report.read_text())
 
 
+#: Sits between the engine and a producer, writing every line the engine sends to a file.
+RECORDER = r'''
+import subprocess, sys, threading
+log = open(sys.argv[1], "a", encoding="utf-8")
+child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+def up():
+    for line in child.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+t = threading.Thread(target=up, daemon=True)
+t.start()
+for line in sys.stdin:
+    log.write(line)
+    log.flush()
+    child.stdin.write(line)
+    child.stdin.flush()
+child.stdin.close()
+t.join(30)
+sys.exit(child.wait(30))
+'''
+
+
+def replay(run: pathlib.Path, requests: list[str], dsn: str, schema: str) -> tuple[int, float]:
+    """The recorded requests fed to a fresh `run` with the engine left out, one at a time.
+    Returns (requests, seconds from the first request to the last answer)."""
+    env = {**os.environ, "AWA_CONFORMANCE_DSN": dsn, "AWA_CONFORMANCE_SCHEMA": schema}
+    p = subprocess.Popen([str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                         bufsize=1, env=env, cwd=ROOT)
+    hello = json.loads(p.stdout.readline())
+    if hello.get("type") != "hello":
+        sys.exit(f"replay {run}: no hello, got {hello}")
+    sent = 0
+    t0 = time.perf_counter()
+    for line in requests:
+        req = json.loads(line)
+        if req.get("type") == "stop":
+            continue
+        p.stdin.write(line if line.endswith("\n") else line + "\n")
+        p.stdin.flush()
+        answer = json.loads(p.stdout.readline())
+        if answer.get("seq") != req.get("seq"):
+            sys.exit(f"replay {run}: answer {answer} does not answer seq {req.get('seq')}")
+        sent += 1
+    dt = time.perf_counter() - t0
+    p.stdin.write(json.dumps({"type": "stop"}) + "\n")
+    p.stdin.flush()
+    p.wait(60)
+    return sent, dt
+
+
+def replay_rows(runner: str, dsn: str, runs: int, only: str | None) -> dict[str, tuple[int, float, float]]:
+    """For each example: (requests, engine seconds, producer's own seconds), medians of `runs`,
+    engine and replay alternating. A scratch schema keeps the replayed rows apart; it is
+    uninstalled at the end."""
+    schema, role = "awa_bench_replay", "awa_bench_replay_producer"
+    target = ["--dsn", dsn, "--schema", schema, "--producer-role", role]
+    subprocess.run([runner, "schema", "install", *target], check=True, capture_output=True)
+    out = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            recorder = pathlib.Path(tmp) / "recorder.py"
+            recorder.write_text(RECORDER)
+            for lang in ("python", "node", "go", "java", "go/bulk"):
+                run = ROOT / "examples" / "producers" / lang / "run"
+                if not run.exists() or (only and only not in f"replay {lang}"):
+                    continue
+                engine, own, n = [], [], 0
+                for i in range(runs):
+                    log = pathlib.Path(tmp) / f"{lang.replace('/', '-')}-{i}.jsonl"
+                    cmd = f"{sys.executable} {recorder} {log} {run}"
+                    t0 = time.perf_counter()
+                    subprocess.run([runner, *target, "--producer", cmd, "-q", "producer::"], check=True,
+                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    engine.append(time.perf_counter() - t0)
+                    # JSON lines split on "\n" only: a JSON string may hold U+2028, which splitlines() splits.
+                    lines = [ln for ln in log.read_text(encoding="utf-8").split("\n") if ln]
+                    n, dt = replay(run, lines, dsn, schema)
+                    own.append(dt)
+                out[f"replay {lang}"] = (n, statistics.median(engine), statistics.median(own))
+    finally:
+        subprocess.run([runner, "schema", "uninstall", *target], check=False, capture_output=True)
+    return out
+
+
 def passed(report: dict, prefix: str) -> int:
     return sum(1 for c in report["cases"] if c["name"].startswith(prefix) and c["status"] == "passed")
 
@@ -123,6 +219,8 @@ def main() -> None:
     ap.add_argument("--baseline", help="a checkout of an earlier commit, its runner built")
     ap.add_argument("--baseline-target", help="that checkout's cargo target directory")
     ap.add_argument("--only", help="run only the contenders whose name contains this")
+    ap.add_argument("--replay", action="store_true",
+                    help="also time each example on the engine's recorded requests, engine left out")
     a = ap.parse_args()
     dsn = os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL (reference schema installed)")
     env = dict(os.environ)
@@ -139,7 +237,8 @@ def main() -> None:
             run = ROOT / "examples" / "producers" / lang / "run"
             if run.exists():
                 contenders[f"producer-engine {lang}"] = (
-                    lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "producer::"], env))
+                    lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "--timings",
+                                           "producer::"], env))
         if a.baseline:
             base_dir = pathlib.Path(a.baseline).resolve()
             target = pathlib.Path(a.baseline_target or base_dir / "target")
@@ -154,6 +253,7 @@ def main() -> None:
         rows = {}
         samples: dict[str, list[float]] = {name: [] for name in contenders}
         counts: dict[str, int] = {}
+        phases: dict[str, list[dict]] = {}
         # Round-robin: run i of every contender before run i+1 of any, so a change in the
         # machine's load falls on all of them alike.
         for _ in range(a.runs):
@@ -161,6 +261,8 @@ def main() -> None:
                 dt, rep = fn()
                 samples[name].append(dt)
                 counts[name] = passed(rep, "adapter::" if name == "adapter-protocol" else "producer::")
+                if "timings" in rep:
+                    phases.setdefault(name, []).append(rep["timings"])
         for name in contenders:
             rows[name] = (counts[name], statistics.median(samples[name]))
         try:
@@ -183,6 +285,27 @@ def main() -> None:
         if line and line[0] and n and name == "producer-engine python":
             vs = f"{(t / n) / (line[1] / line[0]):.2f}x"
         print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {per_case:>8.2f} {ratio:>7} {vs:>22}")
+    if phases:
+        # --timings: the engine's time per case, by phase (median of the runs).
+        names = [p["phase"] for p in next(iter(phases.values()))[0]["phases"]]
+        print()
+        print(f"{'ms per case, by phase':<28} " + " ".join(f"{n:>9}" for n in names) + f" {'in cases':>9}")
+        for name, runs in phases.items():
+            cols = [statistics.median(next(p["per_case_ms"] for p in r["phases"] if p["phase"] == n) for r in runs)
+                    for n in names]
+            total = statistics.median(r["in_cases_ms"] / max(r["cases"], 1) for r in runs)
+            print(f"{name:<28} " + " ".join(f"{c:>9.3f}" for c in cols) + f" {total:>9.3f}")
+    if a.replay:
+        print()
+        print(f"{'the limit: the same requests, engine left out':<48} {'requests':>8} {'own s':>7} "
+              f"{'own req/s':>9} {'engine s':>9} {'engine/own':>10} {'engine rate':>12}")
+        for name, (n, engine, own) in replay_rows(a.runner, dsn, a.runs, a.only).items():
+            # The engine's own run of the same cases from the table above, when it ran there:
+            # the recorded run pays for the recorder's pass-through, which is not the engine's.
+            lang = name.removeprefix("replay ")
+            engine = rows.get(f"producer-engine {lang}", (0, engine))[1]
+            print(f"{name:<48} {n:>8} {own:>7.2f} {n / own:>9.0f} {engine:>9.2f} {engine / own:>9.1f}x "
+                  f"{100 * own / engine:>10.0f}%")
 
 
 if __name__ == "__main__":

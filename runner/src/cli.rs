@@ -319,6 +319,12 @@ pub struct RunArgs {
     /// selects the exchange alone.
     #[arg(long, requires = "producer", help_heading = "Producers")]
     pub validate_producer: bool,
+
+    /// With --producer: where the producer cases spent their time, per phase (set-up,
+    /// reference, producer, read-back, judge, sweep), as a `timings` section of the JSON
+    /// report and a table on stderr at the end. Tells a slow producer from a slow engine.
+    #[arg(long, requires = "producer", help_heading = "Producers")]
+    pub timings: bool,
 }
 
 /// Default of `--case-timeout`: far above any case's normal time (milliseconds), below the

@@ -220,6 +220,8 @@ pub struct RunContext {
     stop: OnceLock<StopReason>,
     /// Names of the cases recorded as expected failures (the console prints them `xfail`).
     xfail: Mutex<HashSet<String>>,
+    /// The producer engine's time per phase, when `--timings` asked for it.
+    timings: Mutex<Option<crate::producer::timings::TimingsSection>>,
 }
 
 /// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
@@ -363,6 +365,16 @@ impl RunContext {
     /// Record a harness problem that is not tied to one case (exit 6).
     pub fn record_run_error(&self, message: String) {
         lock(&self.run_errors).push(redact_secrets(&message));
+    }
+
+    /// Record the producer engine's time per phase (`--timings`), for the report.
+    pub fn record_timings(&self, timings: crate::producer::timings::TimingsSection) {
+        *lock(&self.timings) = Some(timings);
+    }
+
+    /// The producer engine's time per phase, when recorded.
+    pub fn timings(&self) -> Option<crate::producer::timings::TimingsSection> {
+        lock(&self.timings).clone()
     }
 
     /// The provenance recorded so far.

@@ -582,6 +582,106 @@ fn stray_writes_are_removed_and_other_logins_rows_kept() {
     assert_clean(&s);
 }
 
+/// A case's verdict never depends on another case's rows (issue 20): one case leaves an extra
+/// row, in its own queue (`twice_on`) or outside the run's queues (`stray_on`); that case
+/// alone fails on the row count, every other case of the run passes, and nothing is left.
+/// The correct run before them also shows `--timings`: a section that counts every case
+/// and its producer phase, absent without the flag.
+fn one_case_leaving_an_extra_row_fails_alone() {
+    let s = Scratch::install(&dsn(), "prod_extra");
+    let filter = "producer::routing_precedence::";
+    let (out, report) = run_with_report(&s, &["--producer", &producer(), "--timings", filter]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let passed: Vec<String> = cases_with(&report, "passed")
+        .into_iter()
+        .filter(|c| c != "producer::coverage")
+        .collect();
+    assert!(passed.len() >= 5, "{passed:?}");
+    let timings = &report["timings"];
+    assert_eq!(
+        timings["cases"].as_u64(),
+        Some(passed.len() as u64),
+        "{timings}"
+    );
+    let phase = |name: &str| {
+        timings["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == name)
+            .and_then(|p| p["total_ms"].as_f64())
+    };
+    for name in [
+        "set_up",
+        "reference",
+        "producer",
+        "read_back",
+        "judge",
+        "sweep",
+    ] {
+        assert!(phase(name).is_some_and(|ms| ms > 0.0), "{name}: {timings}");
+    }
+    assert!(
+        text(&out.stderr).contains("timings: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let schema: Json = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let invalid: Vec<String> = jsonschema::draft202012::new(&schema)
+        .unwrap()
+        .iter_errors(&report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(invalid.is_empty(), "the timings report: {invalid:?}");
+    let (_, plain) = run_with_report(&s, &["--producer", &producer(), filter]);
+    assert!(
+        plain.get("timings").is_none(),
+        "a section without --timings"
+    );
+
+    // A case in the middle, named whole: no other case's name contains it.
+    let victim = &passed[passed.len() / 2];
+    assert_eq!(
+        passed
+            .iter()
+            .filter(|c| c.contains(victim.as_str()))
+            .count(),
+        1
+    );
+    for how in ["twice_on", "stray_on"] {
+        let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT={how}={victim}"));
+        let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
+        assert_eq!(out.status.code(), Some(1), "{how}: {}", text(&out.stderr));
+        let failed = messages(&report, "failed");
+        assert_eq!(failed.len(), 1, "{how}: {failed:?}");
+        assert_eq!(&failed[0].0, victim, "{how}");
+        assert!(
+            failed[0]
+                .1
+                .contains("layer: payload: the producer left 2 job rows"),
+            "{how}: {}",
+            failed[0].1
+        );
+        let others: Vec<String> = cases_with(&report, "passed")
+            .into_iter()
+            .filter(|c| c != "producer::coverage")
+            .collect();
+        assert_eq!(others.len(), passed.len() - 1, "{how}: {others:?}");
+        assert!(messages(&report, "errored").is_empty(), "{how}");
+        assert_clean(&s);
+        assert!(
+            stray_rows(&s).is_empty(),
+            "{how}: the extra row outside the queues stayed"
+        );
+    }
+}
+
 /// ADR 0049, a producer given a DSN of its own (`--producer-dsn`): the engine knows its login
 /// but not that only this run uses it, so it removes the jobs the producer answered that this
 /// login enqueued (here misrouted into the queue `stray`; each such case fails on its queue),
@@ -1093,6 +1193,11 @@ fn main() {
             "producer_that_stores_each_job_twice_fails_on_the_row_count",
             Gate::Dsn,
             producer_that_stores_each_job_twice_fails_on_the_row_count,
+        ),
+        (
+            "one_case_leaving_an_extra_row_fails_alone",
+            Gate::Dsn,
+            one_case_leaving_an_extra_row_fails_alone,
         ),
         (
             "producer_that_drops_the_args_fails_at_the_payload",

@@ -7,7 +7,7 @@
 
 use awa_conformance_vectors::to_hex as hex;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 use tokio_postgres::{Client, Statement};
@@ -16,6 +16,7 @@ use crate::pg::{Cached, Statements};
 
 use super::cases::{Case, Kind, RefusalKind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
+use super::timings::{Phase, Timings, TimingsSection};
 use super::wire::{
     EnqueueAnswer, EnqueueRequest, Hello, Job, Refusal, BULK_CAPABILITY, ERRORS_CAPABILITY,
 };
@@ -49,9 +50,20 @@ struct Inner {
     /// The statements prepared on `client`, by SQL text: each is prepared once per
     /// connection, not once per case (a round trip saved on every statement of every case).
     statements: Statements,
-    /// The schema's tables as the current case read them (the row count and the sweep of
-    /// one case share one catalog read).
+    /// The schema's tables as read on the current connection (the row count and the sweep
+    /// share one catalog read: once per connection on a contract schema, once per case on
+    /// released Awa).
     tables: Option<Tables>,
+    /// Where the cases' time went, per phase (`--timings`).
+    timings: Timings,
+}
+
+/// `f` on `inner`, its time added to `phase`.
+fn timed<T>(inner: &mut Inner, phase: Phase, f: impl FnOnce(&mut Inner) -> T) -> T {
+    let t = Instant::now();
+    let r = f(inner);
+    inner.timings.add(phase, t.elapsed());
+    r
 }
 
 /// Called once, with the message, when the producer has timed out on the limit of requests
@@ -212,6 +224,7 @@ impl Session {
                 tallies: std::collections::BTreeMap::new(),
                 statements: Statements::default(),
                 tables: None,
+                timings: Timings::default(),
             }),
         }))
     }
@@ -308,6 +321,12 @@ impl Session {
         judge::coverage(&program, "cases", &inner.tallies).map(|()| Verdict::Passed)
     }
 
+    /// Where the cases run so far spent their time, per phase (`--timings`).
+    #[must_use]
+    pub fn timings(&self) -> TimingsSection {
+        lock(&self.inner).timings.section()
+    }
+
     /// End the producer (`stop`); returns a problem to record, if any.
     pub fn finish(&self) -> Option<String> {
         let mut inner = lock(&self.inner);
@@ -321,19 +340,29 @@ impl Session {
     /// A finding, or a harness error (producer fault, database trouble).
     pub fn run(&self, case: &Case) -> Result<Verdict, CaseFailure> {
         let mut inner = lock(&self.inner);
+        let started = Instant::now();
         inner.cases += 1;
         inner.answered.clear();
-        inner.tables = None;
+        // The contract schema's tables are fixed (its SQL is installed, never grown by an
+        // enqueue): read once per connection. Released Awa's queue storage may grow tables
+        // of its own as jobs arrive, so there they are read again for every case.
+        if !matches!(self.target, Target::Contract) {
+            inner.tables = None;
+        }
         let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
         // Nothing ran yet when the plan cannot be made: there is nothing to clean up.
         let plan = case.plan(&scope)?;
         let outcome = match &case.kind {
             Kind::Bulk(bulk) => self.run_bulk(&mut inner, case, bulk, &scope),
-            _ => self
-                .run_plan(&mut inner, case, &plan)
-                .and_then(|v| self.count_rows(&mut inner, &plan, &scope, v)),
+            _ => self.run_plan(&mut inner, case, &plan).and_then(|v| {
+                timed(&mut inner, Phase::ReadBack, |i| {
+                    self.count_rows(i, &plan, &scope, v)
+                })
+            }),
         };
-        let cleanup = self.cleanup(&mut inner, &scope, plan.lock);
+        let cleanup = timed(&mut inner, Phase::Sweep, |i| {
+            self.cleanup(i, &scope, plan.lock)
+        });
         let stderr = inner.producer.take_diagnostics();
         let outcome = match (outcome, cleanup) {
             (Ok(_), Err(e)) => Err(e),
@@ -350,6 +379,7 @@ impl Session {
         } else {
             tally.answered += 1;
         }
+        inner.timings.case(started.elapsed());
         outcome.map_err(|mut f| {
             f.message = with_stderr(&f.message, &stderr);
             f
@@ -454,6 +484,17 @@ impl Session {
         case: &Case,
         plan: &Plan,
     ) -> Result<Verdict, CaseFailure> {
+        timed(inner, Phase::SetUp, |inner| self.set_up(inner, plan))?;
+        for step in &plan.steps {
+            if let Some(v) = self.run_step(inner, case, step)? {
+                return Ok(v);
+            }
+        }
+        Ok(Verdict::Passed)
+    }
+
+    /// The case's global-key lock and its queues' widths, in one round trip.
+    fn set_up(&self, inner: &mut Inner, plan: &Plan) -> Result<(), CaseFailure> {
         let s = self.db.schema.quoted();
         {
             let lock = match plan.lock {
@@ -491,12 +532,7 @@ impl Session {
             });
             prepared.map_err(|e| CaseFailure::harness(e.to_string()))??;
         }
-        for step in &plan.steps {
-            if let Some(v) = self.run_step(inner, case, step)? {
-                return Ok(v);
-            }
-        }
-        Ok(Verdict::Passed)
+        Ok(())
     }
 
     /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa
@@ -635,11 +671,13 @@ impl Session {
         case: &Case,
         step: &Step,
     ) -> Result<Option<Verdict>, CaseFailure> {
-        let reference = self.reference(inner, &step.call)?;
+        let reference = timed(inner, Phase::Reference, |i| self.reference(i, &step.call))?;
         let reference_ok =
             match (&step.outcome, &reference) {
                 (Outcome::Stored(want), Ok(r)) => {
-                    judge::judge_reference(case, want, r, self.target.records())?;
+                    timed(inner, Phase::Judge, |_| {
+                        judge::judge_reference(case, want, r, self.target.records())
+                    })?;
                     Some(r.clone())
                 }
                 (Outcome::Stored(_), Err(r)) if r.sqlstate == "23505" => {
@@ -680,10 +718,12 @@ impl Session {
         // Revision 1.2: what the server makes of the payload asked, and the clock before the
         // producer's call (a defaulted run_at falls between it and the answer).
         let asked = match (&step.outcome, self.payload_read()) {
-            (Outcome::Stored(_), true) => Some(self.asked(inner, &step.call)?),
+            (Outcome::Stored(_), true) => Some(timed(inner, Phase::Reference, |i| {
+                self.asked(i, &step.call)
+            })?),
             _ => None,
         };
-        let answer = self.ask(inner, case, &step.job)?;
+        let answer = timed(inner, Phase::Producer, |i| self.ask(i, case, &step.job))?;
         let request = serde_json::to_value(&step.job).unwrap_or(Json::Null);
         match (&step.outcome, answer) {
             (_, EnqueueAnswer::Skipped(reason)) => Ok(Some(Verdict::NotApplicable(format!(
@@ -698,24 +738,28 @@ impl Session {
                 json!({"error": msg, "request": request}),
             )),
             (Outcome::Stored(want), EnqueueAnswer::Enqueued { job_id, trace }) => {
-                let (stored, whole) = self.read_back(inner, job_id, asked.is_some())?;
-                judge::judge_stored(
-                    case,
-                    want,
-                    &stored,
-                    reference_ok.as_ref(),
-                    trace.as_ref(),
-                    self.target.records(),
-                )?;
-                if let (Some((asked, from)), Some(whole)) = (asked, whole) {
-                    let (whole, to) = whole?;
-                    let want = Payload::asked(&step.call, asked, (&from, &to));
-                    judge::judge_payload("the producer", &want, &whole).map_err(|mut f| {
-                        f.actual = Some(json!({"stored": f.actual, "request": request}));
-                        f
-                    })?;
-                }
-                Ok(None)
+                let (stored, whole) = timed(inner, Phase::ReadBack, |i| {
+                    self.read_back(i, job_id, asked.is_some())
+                })?;
+                timed(inner, Phase::Judge, |_| {
+                    judge::judge_stored(
+                        case,
+                        want,
+                        &stored,
+                        reference_ok.as_ref(),
+                        trace.as_ref(),
+                        self.target.records(),
+                    )?;
+                    if let (Some((asked, from)), Some(whole)) = (asked, whole) {
+                        let (whole, to) = whole?;
+                        let want = Payload::asked(&step.call, asked, (&from, &to));
+                        judge::judge_payload("the producer", &want, &whole).map_err(|mut f| {
+                            f.actual = Some(json!({"stored": f.actual, "request": request}));
+                            f
+                        })?;
+                    }
+                    Ok(None)
+                })
             }
             (Outcome::Stored(want), EnqueueAnswer::Refused(r)) => Err(CaseFailure::mismatch(
                 format!(

@@ -43,6 +43,7 @@ pub mod cases;
 pub mod engine;
 pub mod process;
 pub mod steps;
+pub mod timings;
 pub mod validate;
 pub mod wire;
 

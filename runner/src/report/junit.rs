@@ -233,6 +233,7 @@ mod tests {
             summary: Summary::of(&cases, 0, 1.0),
             run_errors: vec![format!("adapter: {value}")],
             cases,
+            timings: None,
         }
     }
 

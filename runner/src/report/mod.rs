@@ -166,6 +166,9 @@ pub struct Report {
     pub run_errors: Vec<String>,
     /// Every recorded case, sorted by name.
     pub cases: Vec<CaseResult>,
+    /// The producer engine's time per phase (`--timings`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timings: Option<crate::producer::timings::TimingsSection>,
 }
 
 /// How the caller names the report options in its messages.

@@ -145,6 +145,11 @@ pub(super) fn execute(
                 0.0,
             );
         }
+        if args.timings {
+            let timings = session.timings();
+            super::note(&timings.table());
+            ctx.record_timings(timings);
+        }
         if let Some(problem) = session.finish() {
             ctx.record_run_error(format!("producer: {problem}"));
         }

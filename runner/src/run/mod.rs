@@ -63,6 +63,12 @@ fn warn(text: &str) {
     let _ = writeln!(std::io::stderr(), "awa-conformance: warning: {text}");
 }
 
+/// A block of information on stderr, as is (stdout may carry libtest's JSON).
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = write!(std::io::stderr(), "{text}");
+}
+
 /// One `awa-conformance: error: …` line on stderr, masked.
 fn report_error(text: &str) {
     use std::io::Write;

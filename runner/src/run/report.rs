@@ -231,6 +231,7 @@ fn build_report(
         summary,
         run_errors,
         cases,
+        timings: ctx.timings(),
     }
 }
 

@@ -13,7 +13,8 @@
 //! contains SUBSTR, though it declares what the case needs), `made_up_id` (answers a job id
 //! it never stored), `swallow_duplicate` (answers a 23505 with the id of the job it stored
 //! last, as a caught duplicate returning the existing job would), `twice` (stores every job without
-//! a unique key a second time and answers the first) and `drop_args` (stores `{}` as every
+//! a unique key a second time and answers the first), `twice_on=SUBSTR` (the same, for a case
+//! whose name contains SUBSTR) and `drop_args` (stores `{}` as every
 //! job's args), `drop_metadata` (stores no metadata) and `nested_unknown` (says protocol 2
 //! without `nested`, and fails any request holding the `nested` form, as a program written
 //! before that form would).
@@ -349,7 +350,7 @@ async fn main() {
                 ],
             )
             .await;
-        if mutant == "twice" && unique_key.is_none() && res.is_ok() {
+        if (mutant == "twice" || on("twice_on=", case)) && unique_key.is_none() && res.is_ok() {
             // The same call again: a second job, never answered.
             let again = client
                 .query_one(

@@ -62,26 +62,27 @@ impl Session {
                     let Outcome::Stored(want) = &step.outcome else {
                         return Err(CaseFailure::harness("a routing row that expects no job"));
                     };
-                    let reference = match self.reference(inner, &step.call)? {
-                        Ok(o) => o,
-                        Err(r) => {
-                            return Err(CaseFailure::mismatch(
-                                format!(
+                    let reference =
+                        match timed(inner, Phase::Reference, |i| self.reference(i, &step.call))? {
+                            Ok(o) => o,
+                            Err(r) => {
+                                return Err(CaseFailure::mismatch(
+                                    format!(
                                     "row {} (vector {id}): layer: database semantics: insert_job \
                                      itself refuses a valid request (in a rolled-back transaction)",
                                     k + 1
                                 ),
-                                json!({"outcome": "accepted"}),
-                                json!({"insert_job": r.to_json()}),
-                            ))
-                        }
-                    };
+                                    json!({"outcome": "accepted"}),
+                                    json!({"insert_job": r.to_json()}),
+                                ))
+                            }
+                        };
                     judge::judge_reference(case, want, &reference, self.target.records())
                         .map_err(|f| at_row(f, k, id))?;
                     batch.push((step.job.clone(), want.clone(), reference));
                 }
                 let jobs: Vec<Job> = batch.iter().map(|(j, _, _)| j.clone()).collect();
-                match self.ask_bulk(inner, case, jobs)? {
+                match timed(inner, Phase::Producer, |i| self.ask_bulk(i, case, jobs))? {
                     BulkAnswer::Published(ids) if ids.len() == batch.len() => {
                         for (k, (id, (job_id, (_, want, reference)))) in rows
                             .iter()
@@ -89,7 +90,7 @@ impl Session {
                             .zip(ids.iter().zip(&batch))
                             .enumerate()
                         {
-                            let stored = self.read(inner, *job_id)?;
+                            let stored = timed(inner, Phase::ReadBack, |i| self.read(i, *job_id))?;
                             judge::judge_stored(
                                 case,
                                 want,
@@ -118,7 +119,7 @@ impl Session {
                 let (dup, _, _) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
                 let jobs = vec![base_job(&q), dup.clone(), dup];
                 let want = json!({"refused": {"sqlstate": "ZA006", "code": "bulk_unique_conflict", "row": 3}});
-                match self.ask_bulk(inner, case, jobs)? {
+                match timed(inner, Phase::Producer, |i| self.ask_bulk(i, case, jobs))? {
                     BulkAnswer::Refused(r)
                         if r.sqlstate.as_deref() == Some("ZA006")
                             && r.code.as_deref() == Some("bulk_unique_conflict")

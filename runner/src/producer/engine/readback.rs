@@ -53,8 +53,8 @@ impl Session {
         matches!(self.target, Target::Contract) && self.db.has("job_stored")
     }
 
-    /// The connection, and the schema's tables for the current case's row count and sweep,
-    /// read once per case and connection (kept in `inner.tables`).
+    /// The connection, and the schema's tables for the row count and sweep, read once per
+    /// connection (per case on released Awa; kept in `inner.tables`).
     pub(super) fn client_and_tables<'a>(
         &self,
         inner: &'a mut Inner,

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 WHEEL_ENV = os.environ.get("AWA_WHEEL", "")
-# 6.0 MiB with the producer engine, fuzz, compat and bulk suites (2026-11-30); debug info
+# 6.0 MiB with the producer engine, fuzz, compat and bulk suites (2026-11-30); 7.1 MiB with the
+# results page (minijinja, pulldown-cmark, flate2 and its templates, 2026-12-03). Debug info
 # would add tens of MiB, which is what this bound is for.
-MAX_BYTES = 7 * 1024 * 1024
+MAX_BYTES = 8 * 1024 * 1024
 
 if not WHEEL_ENV:
     if os.environ.get("CI") or os.environ.get("AWA_REQUIRE_DB"):
@@ -44,9 +45,9 @@ def _metadata(root: Path) -> email.message.Message:
     return email.parser.Parser().parsestr((_dist_info(root) / "METADATA").read_text(encoding="utf-8"))
 
 
-def test_wheel_is_at_most_7_mib():
+def test_wheel_is_at_most_8_mib():
     size = WHEEL.stat().st_size
-    assert size <= MAX_BYTES, f"{WHEEL.name} is {size / 2**20:.2f} MiB (> 7 MiB): debug info back?"
+    assert size <= MAX_BYTES, f"{WHEEL.name} is {size / 2**20:.2f} MiB (> 8 MiB): debug info back?"
 
 
 def test_wheel_is_tagged_manylinux2014_abi3(unpacked):

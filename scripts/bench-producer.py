@@ -137,9 +137,15 @@ def replay(run: pathlib.Path, requests: list[str], dsn: str, schema: str) -> tup
             sys.exit(f"replay {run}: answer {answer} does not answer seq {req.get('seq')}")
         sent += 1
     dt = time.perf_counter() - t0
+    # stop, then end of input (as the engine does), bounded: a producer that still does not
+    # exit is killed, and its time is already taken.
     p.stdin.write(json.dumps({"type": "stop"}) + "\n")
-    p.stdin.flush()
-    p.wait(60)
+    p.stdin.close()
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(10)
     return sent, dt
 
 

@@ -15,7 +15,8 @@
 #      `awa migrate` succeeds (COMPAT_MAJORS below: awa-cli 0.6.9 migrates on all five).
 # Each result is read from the run's own report: its provenance must name the major, and the
 # step prints each major's server version from there. Then, once: a server below the minimum
-# (13) is refused with exit 4 and one line naming it (--pg-bin).
+# (13) is refused with exit 4 and one line naming it, as the embedded cluster (--pg-bin) and as
+# a --dsn target of `schema install`, a run and `fuzz`.
 # Environment: AWA_CONFORMANCE_BIN (the runner; default: scripts/kit.sh builds one), PY (python
 # with awa-cli; default .venv/bin/python), PGPORT_MATRIX (first port, default 55460).
 # Exit 0 when every major passed, 1 otherwise. Clusters and temp files are removed on any exit.
@@ -201,4 +202,23 @@ if [ "$code" -ne 4 ] || [ "$(printf '%s\n' "$msg" | wc -l)" -ne 1 ] || [[ "$msg"
 else
     say "PostgreSQL 13: refused (exit 4): $msg"
 fi
+# The same server as a --dsn target: every command that talks to a database refuses it at once
+# (exit 4, one line), before it installs, runs or fuzzes anything.
+port13="$((PORT0 + 9))" dir13="$WORK/pg-$((PORT0 + 9))"
+printf '%s' "${BIN[13]}" >"$dir13.bin"
+url13="$(PGBIN_THROWAWAY="${BIN[13]}" PGPORT_THROWAWAY="$port13" PGDIR_THROWAWAY="$dir13" \
+    "$ROOT/scripts/pg-throwaway.sh" start 2>/dev/null | sed -n 's/^export DATABASE_URL=//p')"
+refused13() {
+    local what="$1" code=0 msg
+    shift
+    msg="$(env -u DATABASE_URL "$@" 2>&1 >/dev/null)" || code=$?
+    if [ "$code" -ne 4 ] || [ "$(printf '%s\n' "$msg" | wc -l)" -ne 1 ] || [[ "$msg" != *"oldest major the kit runs on is 14"* ]]; then
+        fail "PostgreSQL 13 via --dsn, $what: exit $code (want 4) with: $msg" || true
+        return 1
+    fi
+    say "PostgreSQL 13 via --dsn, $what: refused (exit 4)"
+}
+refused13 "schema install" "$RUNNER" schema install --dsn "$url13" || rc=1
+refused13 "a run" "$RUNNER" --dsn "$url13" -q || rc=1
+refused13 "fuzz" "$RUNNER" fuzz --dsn "$url13" --cases 1 || rc=1
 exit "$rc"

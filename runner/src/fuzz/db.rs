@@ -71,11 +71,12 @@ fn is_harness(e: &tokio_postgres::Error) -> bool {
 }
 
 impl DbTarget {
-    /// Connect to `dsn` and check that `schema` has `insert_job` (v1 signature) and
-    /// `job_routing`.
+    /// Connect to `dsn`, check that the server is a supported major, and that `schema` has
+    /// `insert_job` (v1 signature) and `job_routing`.
     ///
     /// # Errors
-    /// [`Error::Connect`] (exit 4) or [`Error::Schema`] (exit 5), naming the fix.
+    /// [`Error::Connect`] or a too old (or untested) server (exit 4), or [`Error::Schema`]
+    /// (exit 5), naming the fix.
     pub fn open(dsn: Dsn, schema: &crate::pg::SchemaName) -> Result<Self, Error> {
         let schema = schema.as_str();
         let pg = Pg::new(dsn)?;
@@ -86,8 +87,16 @@ impl DbTarget {
                 .await
                 .map_err(|e| PgError::Db(pg.describe(&e)))
         })??;
-        let (insert_job, job_routing, helpers, payload): (bool, bool, bool, bool) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (insert_job, job_routing, helpers, payload, version): (bool, bool, bool, bool, i32) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+        // As a run's preflight: on a server the kit does not support every answer could be
+        // wrong, so it is refused first (exit 4), an untested newer major unless allowed.
+        crate::contract::server::support(version, crate::cli::untested_server_allowed_by_env())
+            .map_err(|e| {
+                Error::from(crate::contract::target::PreflightError::Environment(
+                    crate::contract::environment::EnvironmentError::Server(e),
+                ))
+            })?;
         let quoted = quote_ident(schema);
         if !insert_job || !job_routing {
             return Err(Error::caused(

@@ -77,8 +77,10 @@ impl Session {
                                 ))
                             }
                         };
-                    judge::judge_reference(case, want, &reference, self.target.records())
-                        .map_err(|f| at_row(f, k, id))?;
+                    timed(inner, Phase::Judge, |_| {
+                        judge::judge_reference(case, want, &reference, self.target.records())
+                    })
+                    .map_err(|f| at_row(f, k, id))?;
                     batch.push((step.job.clone(), want.clone(), reference));
                 }
                 let jobs: Vec<Job> = batch.iter().map(|(j, _, _)| j.clone()).collect();
@@ -91,14 +93,16 @@ impl Session {
                             .enumerate()
                         {
                             let stored = timed(inner, Phase::ReadBack, |i| self.read(i, *job_id))?;
-                            judge::judge_stored(
-                                case,
-                                want,
-                                &stored,
-                                Some(reference),
-                                None,
-                                self.target.records(),
-                            )
+                            timed(inner, Phase::Judge, |_| {
+                                judge::judge_stored(
+                                    case,
+                                    want,
+                                    &stored,
+                                    Some(reference),
+                                    None,
+                                    self.target.records(),
+                                )
+                            })
                             .map_err(|f| at_row(f, k, id))?;
                         }
                         Ok(Verdict::Passed)

@@ -47,6 +47,8 @@ impl PyProducer {
                     wire::ERRORS_CAPABILITY.to_owned(),
                     awa_conformance_runner::adapter::NESTED_CAPABILITY.to_owned(),
                 ],
+                // A callable answers one request at a time.
+                max_in_flight: None,
             },
         }
     }

@@ -682,6 +682,91 @@ fn one_case_leaving_an_extra_row_fails_alone() {
     }
 }
 
+/// ADR 0057: a producer declaring `max_in_flight` 4 is sent several requests at once (it held
+/// more than one), and every verdict is the one a run sending one at a time gives
+/// (`--test-threads 1`): all pass when it is right; when one case leaves an extra row, in its
+/// own queue or outside the run's queues, that case alone fails with the same message, and
+/// nothing is left; when it crashes, no case is judged nonconformant, the cases in flight
+/// error naming the fault, and the run goes on.
+fn several_in_flight_keep_every_verdict() {
+    let s = Scratch::install(&dsn(), "prod_flight");
+    let dir = tempfile::tempdir().unwrap();
+    let peak = dir.path().join("peak");
+    let filter = "producer::routing_precedence::";
+    let four = format!(
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_PEAK={}",
+        peak.display()
+    );
+    let (out, report) = run_with_report(&s, &["--producer", &with(&four), filter]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let held: u64 = std::fs::read_to_string(&peak).unwrap().parse().unwrap();
+    assert!(held > 1, "the producer never held more than {held} request");
+    let (one_out, one) = run_with_report(
+        &s,
+        &["--producer", &with(&four), "--test-threads", "1", filter],
+    );
+    assert_eq!(one_out.status.code(), Some(0), "{}", text(&one_out.stderr));
+    let held_alone: u64 = std::fs::read_to_string(&peak).unwrap().parse().unwrap();
+    assert_eq!(
+        held_alone, 1,
+        "--test-threads 1 sends one request at a time"
+    );
+    let passed = cases_with(&report, "passed");
+    assert_eq!(passed, cases_with(&one, "passed"));
+    assert!(passed.len() >= 20, "{passed:?}");
+    assert_clean(&s);
+
+    let victim = passed
+        .iter()
+        .filter(|c| *c != "producer::coverage")
+        .nth(passed.len() / 2)
+        .unwrap();
+    for how in ["twice_on", "stray_on"] {
+        let cmd = with(&format!(
+            "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT={how}={victim}"
+        ));
+        let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
+        assert_eq!(out.status.code(), Some(1), "{how}: {}", text(&out.stderr));
+        let failed = messages(&report, "failed");
+        assert_eq!(failed.len(), 1, "{how}: {failed:?}");
+        assert_eq!(&failed[0].0, victim, "{how}");
+        assert!(
+            failed[0]
+                .1
+                .contains("layer: payload: the producer left 2 job rows"),
+            "{how}: {}",
+            failed[0].1
+        );
+        assert_eq!(
+            cases_with(&report, "passed").len(),
+            passed.len() - 1,
+            "{how}: every other case passes"
+        );
+        assert!(messages(&report, "errored").is_empty(), "{how}");
+        assert_clean(&s);
+        assert!(stray_rows(&s).is_empty(), "{how}: the stray row stayed");
+    }
+
+    let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=crash_after=7");
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert!(
+        messages(&report, "failed").is_empty(),
+        "a crash is no finding"
+    );
+    let errored = messages(&report, "errored");
+    assert!(!errored.is_empty());
+    assert!(
+        errored.iter().all(|(_, m)| m.contains("crashed")),
+        "{errored:?}"
+    );
+    assert!(
+        cases_with(&report, "passed").len() > passed.len() / 2,
+        "the run went on after each restart"
+    );
+    assert_clean(&s);
+}
+
 /// ADR 0049, a producer given a DSN of its own (`--producer-dsn`): the engine knows its login
 /// but not that only this run uses it, so it removes the jobs the producer answered that this
 /// login enqueued (here misrouted into the queue `stray`; each such case fails on its queue),
@@ -1198,6 +1283,11 @@ fn main() {
             "one_case_leaving_an_extra_row_fails_alone",
             Gate::Dsn,
             one_case_leaving_an_extra_row_fails_alone,
+        ),
+        (
+            "several_in_flight_keep_every_verdict",
+            Gate::Dsn,
+            several_in_flight_keep_every_verdict,
         ),
         (
             "producer_that_drops_the_args_fails_at_the_payload",

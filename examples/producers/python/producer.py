@@ -8,7 +8,9 @@ imports the kit (CI fails if it does): canonical JSON (contract §1), the unique
 and BLAKE3 (§2, the `blake3` PyPI package) and partition routing (§5) are its own code.
 
 Protocol (docs/adapter-protocol.md, "Enqueue: producers"): one hello line, then one answer per
-`enqueue` request, until `{"type":"stop"}` or EOF. Logs go to stderr, never to stdout.
+`enqueue` request, until `{"type":"stop"}` or EOF. Logs go to stderr, never to stdout. The hello
+declares `max_in_flight`: up to that many requests are taken before the first is answered, each
+by a worker thread with a connection of its own, and each answer carries its request's seq.
 
 Environment:
   AWA_CONFORMANCE_DSN     the database to enqueue into (required)
@@ -20,8 +22,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import struct
 import sys
+import threading
 from typing import Any
 
 import blake3
@@ -38,6 +42,7 @@ MASK64 = (1 << 64) - 1
 OFFSET = 0xCBF29CE484222325  # contract §4: multiply-then-add over the FNV constants
 PRIME = 0x100000001B3
 PARTITION_DOMAIN = 0x9D4D1B2F53A70C91  # contract §5
+IN_FLIGHT = 8  # requests answered at once (hello.max_in_flight): a worker and a connection each
 
 
 
@@ -347,25 +352,44 @@ def send(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def serve(dsn: str, requests: queue.Queue[dict[str, Any] | None], out: threading.Lock) -> None:
+    """One worker: its own connection, one request at a time, until the None that ends it."""
+    producer = Producer(dsn)
+    try:
+        while (msg := requests.get()) is not None:
+            reply = answer(producer, msg)
+            with out:  # one whole line at a time on stdout
+                send(reply)
+    finally:
+        if producer.conn is not None:
+            producer.conn.close()
+
+
 def main() -> int:
     dsn = os.environ.get("AWA_CONFORMANCE_DSN")
     if not dsn:
         print("producer.py: AWA_CONFORMANCE_DSN is not set; run it through awa-conformance --producer "
               "or set it to the database's URL", file=sys.stderr)
         return 2
-    producer = Producer(dsn)
-    producer.connection()  # fail before the hello when the database is unreachable
+    Producer(dsn).connection().close()  # fail before the hello when the database is unreachable
     send({"type": "hello", "protocol": PROTOCOL, "implementation": {"name": NAME, "version": VERSION},
-          "capabilities": ["enqueue", "errors"]})
+          "capabilities": ["enqueue", "errors"], "max_in_flight": IN_FLIGHT})
+    requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    out = threading.Lock()
+    workers = [threading.Thread(target=serve, args=(dsn, requests, out)) for _ in range(IN_FLIGHT)]
+    for worker in workers:
+        worker.start()
     for line in iter(sys.stdin.readline, ""):
         if not line.strip():
             continue
         msg = json.loads(line)
         if msg.get("type") == "stop":
             break
-        send(answer(producer, msg))
-    if producer.conn is not None:
-        producer.conn.close()
+        requests.put(msg)
+    for _ in workers:
+        requests.put(None)  # each worker answers what it took, then ends
+    for worker in workers:
+        worker.join()
     return 0
 
 

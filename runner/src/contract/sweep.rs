@@ -494,6 +494,58 @@ pub async fn count_jobs_with(
     Ok(n)
 }
 
+/// The job rows of a producer case run beside others (ADR 0057): `(own, strays)`. Its own
+/// are the rows of its queues (named `prefix…`) and its `answered` ids written by `login`;
+/// the strays are the rows `login` (the run's own) wrote outside every run-scoped queue
+/// (`run_prefix…`) under an id not answered to it, which may be another case's. Without a
+/// run login no stray can be told apart: 0. The same tables as [`count_jobs_with`].
+///
+/// # Errors
+/// [`PgError::Db`] when a count cannot be read.
+pub async fn count_split_with(
+    conn: Cached<'_>,
+    db: &DbSetup,
+    tables: &Tables,
+    prefix: &str,
+    run_prefix: &str,
+    login: Option<&str>,
+    answered: &[i64],
+) -> Result<(i64, i64), PgError> {
+    let s = db.schema.quoted();
+    let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
+    let counts = tables
+        .0
+        .iter()
+        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"))
+        .map(|t| {
+            let login = t
+                .login
+                .as_deref()
+                .map_or_else(|| "NULL::text".to_owned(), quote_ident);
+            include_str!("../../sql/job_rows_split.sql")
+                .replace("@S@", s)
+                .replace("@T@", &quote_ident(&t.name))
+                .replace("@L@", &login)
+                .replace("@ID@", id_column(t))
+        })
+        .collect::<Vec<_>>();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+        [&prefix, &login, &run_prefix, &answered];
+    let rows = try_join_all(
+        counts
+            .iter()
+            .map(|sql| conn.query_one(sql.as_str(), &params)),
+    )
+    .await
+    .map_err(err)?;
+    let (mut own, mut strays) = (0i64, 0i64);
+    for row in &rows {
+        own += row.try_get::<_, i64>(0).map_err(err)?;
+        strays += row.try_get::<_, i64>(1).map_err(err)?;
+    }
+    Ok((own, strays))
+}
+
 /// The schema's tables as the sweep and the job count see them, read once
 /// ([`Tables::read`]) for the statements of one case.
 pub struct Tables(Vec<SweepTable>);

@@ -92,6 +92,8 @@ impl ProducerTarget {
             },
         );
         let session = engine::Session::start(Box::new(producer), Arc::clone(&db), timeout)?;
+        // Fuzz cases are sent one after the other, each judged before the next is made.
+        session.limit_lanes(1);
         Ok(Self {
             db,
             session,

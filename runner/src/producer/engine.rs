@@ -1,12 +1,20 @@
 //! The engine's steps for one case: prepare the run-scoped queue, ask `insert_job` itself
 //! (rolled back), ask the producer, read the stored job back, judge, remove every row.
 //!
-//! One [`Session`] holds the producer and the runner's own connection behind one lock: the
-//! producer takes one request at a time, so cases run one after the other whatever the
-//! number of test threads.
+//! One [`Session`] holds the producer and one lane per request the producer accepts at once
+//! (`hello.max_in_flight`, ADR 0057): a lane is a connection of the runner's own with its
+//! prepared statements, and runs one case at a time. The producer's lock is held to send a
+//! request, never while its answer is awaited, so the lanes' cases are in flight together.
+//!
+//! Attribution comes first: a case judges only rows it can tell apart as its own (its
+//! run-scoped queues, its answered ids). A row of the run's login outside every run-scoped
+//! queue that no case answered (a stray) cannot be charged to one of several cases in
+//! flight: the case that sees it drains the lanes, and it and every later case run alone
+//! (the gate), where such a row is the case's own, as with one lane.
 
 use awa_conformance_vectors::to_hex as hex;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
@@ -24,7 +32,7 @@ use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;
 use crate::contract::judge::{self, Observed, Records, Rejection, Stored};
-use crate::contract::sweep::{count_jobs_with, JobScope, Tables};
+use crate::contract::sweep::{count_jobs_with, count_split_with, JobScope, Tables};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 
@@ -34,19 +42,39 @@ mod readback;
 /// How much of the producer's stderr a case message carries (the JSON report too).
 const STDERR_IN_MESSAGE: usize = 4096;
 
-struct Inner {
+/// The most lanes a session opens, whatever the producer declares: each is a session of the
+/// runner's own (and the producer opens about as many), and the server's connection slots
+/// are shared with everything else on it.
+pub const MAX_LANES: usize = 16;
+
+/// The producer, behind its own lock: held to send a request (or for a whole bulk
+/// exchange), never while an enqueue answer is awaited.
+struct Slot {
     producer: Box<dyn Producer>,
-    client: Option<Client>,
     seq: u64,
-    cases: u64,
+    /// Bumped by each restart: a fault restarts the producer only when no other request's
+    /// fault restarted it since this request was sent.
+    generation: u64,
+    /// Requests in a row that ended in a timeout (reset by any answer).
+    timeouts_in_a_row: u32,
+}
+
+/// One lane: the runner's connection and the case running on it.
+struct Inner {
+    client: Option<Client>,
     /// The job ids the producer answered in the current case (ADR 0049: its clean-up finds
     /// them wherever they landed).
     answered: Vec<i64>,
-    /// Requests in a row that ended in a timeout (reset by any answer).
-    timeouts_in_a_row: u32,
-    /// Per declared capability, the cases the producer answered and skipped (the coverage
-    /// rule, [`judge::coverage`]).
-    tallies: std::collections::BTreeMap<String, judge::Tally>,
+    /// Whether the current case runs alone (no other case in flight): then every row of the
+    /// run's login is its own, and its clean-up removes them all.
+    alone: bool,
+    /// Whether the current case, run beside others, saw a stray row (the run's login,
+    /// outside every run-scoped queue, not answered by it): it is run again alone.
+    strays_seen: bool,
+    /// Whether the current case, run beside others, found what another case in flight may
+    /// have caused (a row count off in its queues, an answered id with no row): a failure is
+    /// then confirmed alone.
+    doubt: bool,
     /// The statements prepared on `client`, by SQL text: each is prepared once per
     /// connection, not once per case (a round trip saved on every statement of every case).
     statements: Statements,
@@ -56,6 +84,21 @@ struct Inner {
     tables: Option<Tables>,
     /// Where the cases' time went, per phase (`--timings`).
     timings: Timings,
+}
+
+impl Inner {
+    fn new() -> Self {
+        Self {
+            client: None,
+            answered: Vec::new(),
+            alone: true,
+            strays_seen: false,
+            doubt: false,
+            statements: Statements::default(),
+            tables: None,
+            timings: Timings::default(),
+        }
+    }
 }
 
 /// `f` on `inner`, its time added to `phase`.
@@ -162,8 +205,27 @@ pub struct Session {
     login: ProducerLogin,
     timeout_limit: Mutex<Option<TimeoutLimit>>,
     hello: Mutex<Hello>,
-    inner: Mutex<Inner>,
+    producer: Mutex<Slot>,
+    /// One per request the producer accepts at once (at most [`MAX_LANES`]).
+    lanes: Vec<Mutex<Inner>>,
+    /// The lanes in use (`--test-threads 1` keeps one).
+    active: AtomicUsize,
+    /// Cases beside others hold it shared; a case that must run alone holds it exclusively,
+    /// once the cases in flight are done.
+    gate: RwLock<()>,
+    /// Set once a stray row was seen: every later case runs alone.
+    serial: AtomicBool,
+    /// Cases started (the `p<n>` of their run-scoped queues).
+    cases: AtomicU64,
+    /// Per declared capability, the cases the producer answered and skipped (the coverage
+    /// rule, [`judge::coverage`]).
+    tallies: Mutex<std::collections::BTreeMap<String, judge::Tally>>,
+    /// True once the run must stop: a failure is then not run again alone.
+    stopped: Mutex<Option<Stopped>>,
 }
+
+/// Whether the run was asked to stop.
+pub type Stopped = Arc<dyn Fn() -> bool + Send + Sync>;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -207,6 +269,7 @@ impl Session {
         hello
             .check_enqueue()
             .map_err(|e| crate::error::Error::Harness { detail: e })?;
+        let lanes = hello.in_flight().clamp(1, MAX_LANES);
         Ok(Arc::new(Self {
             target: Target::of(&db),
             db,
@@ -214,19 +277,44 @@ impl Session {
             login,
             timeout_limit: Mutex::new(None),
             hello: Mutex::new(hello),
-            inner: Mutex::new(Inner {
+            producer: Mutex::new(Slot {
                 producer,
-                client: None,
                 seq: 0,
-                cases: 0,
-                answered: Vec::new(),
+                generation: 0,
                 timeouts_in_a_row: 0,
-                tallies: std::collections::BTreeMap::new(),
-                statements: Statements::default(),
-                tables: None,
-                timings: Timings::default(),
             }),
+            lanes: (0..lanes).map(|_| Mutex::new(Inner::new())).collect(),
+            active: AtomicUsize::new(lanes),
+            gate: RwLock::new(()),
+            serial: AtomicBool::new(false),
+            cases: AtomicU64::new(0),
+            tallies: Mutex::new(std::collections::BTreeMap::new()),
+            stopped: Mutex::new(None),
         }))
+    }
+
+    /// The lanes cases may run on at once: the producer's `max_in_flight` (at most
+    /// [`MAX_LANES`]), or fewer after [`Self::limit_lanes`].
+    #[must_use]
+    pub fn lanes(&self) -> usize {
+        self.active
+            .load(Ordering::Relaxed)
+            .clamp(1, self.lanes.len())
+    }
+
+    /// Tell the session how to know that the run was asked to stop.
+    pub fn watch_stop(&self, stopped: Stopped) {
+        *lock(&self.stopped) = Some(stopped);
+    }
+
+    fn stopping(&self) -> bool {
+        lock(&self.stopped).as_ref().is_some_and(|f| f())
+    }
+
+    /// Use at most `n` lanes (`--test-threads 1`: one case at a time, for debugging).
+    pub fn limit_lanes(&self, n: usize) {
+        self.active
+            .store(n.clamp(1, self.lanes.len()), Ordering::Relaxed);
     }
 
     /// After `limit` requests in a row that timed out, call `on_reached` once with a message
@@ -251,15 +339,19 @@ impl Session {
     }
 
     /// Count a request's end towards the timeout limit.
-    fn count_timeout(&self, inner: &mut Inner, timed_out: bool) {
-        if !timed_out {
-            inner.timeouts_in_a_row = 0;
-            return;
-        }
-        inner.timeouts_in_a_row += 1;
+    fn count_timeout(&self, timed_out: bool) {
+        let in_a_row = {
+            let mut producer = lock(&self.producer);
+            if !timed_out {
+                producer.timeouts_in_a_row = 0;
+                return;
+            }
+            producer.timeouts_in_a_row += 1;
+            producer.timeouts_in_a_row
+        };
         let mut slot = lock(&self.timeout_limit);
         if let Some(l) = slot.as_mut() {
-            if !l.reached && inner.timeouts_in_a_row >= l.limit {
+            if !l.reached && in_a_row >= l.limit {
                 l.reached = true;
                 (l.on_reached)(unresponsive_message(l.limit, self.timeout));
             }
@@ -309,8 +401,8 @@ impl Session {
     /// # Errors
     /// The coverage finding.
     pub fn coverage(&self) -> Result<Verdict, CaseFailure> {
-        let inner = lock(&self.inner);
-        if inner.tallies.is_empty() {
+        let tallies = lock(&self.tallies);
+        if tallies.is_empty() {
             return Ok(Verdict::NotApplicable(
                 "no producer case ran, so the producer as a whole was not judged; select its \
                  cases too (e.g. the filter producer::)"
@@ -318,20 +410,29 @@ impl Session {
             ));
         }
         let program = format!("producer {}", self.hello().implementation.name);
-        judge::coverage(&program, "cases", &inner.tallies).map(|()| Verdict::Passed)
+        judge::coverage(&program, "cases", &tallies).map(|()| Verdict::Passed)
     }
 
     /// Where the cases run so far spent their time, per phase (`--timings`).
     #[must_use]
     pub fn timings(&self) -> TimingsSection {
-        lock(&self.inner).timings.section()
+        let mut all = Timings::default();
+        for lane in &self.lanes {
+            all.merge(&lock(lane).timings);
+        }
+        all.section()
     }
 
     /// End the producer (`stop`); returns a problem to record, if any.
     pub fn finish(&self) -> Option<String> {
-        let mut inner = lock(&self.inner);
-        inner.client = None;
-        inner.producer.stop().err().map(|e| e.to_string())
+        for lane in &self.lanes {
+            lock(lane).client = None;
+        }
+        lock(&self.producer)
+            .producer
+            .stop()
+            .err()
+            .map(|e| e.to_string())
     }
 
     /// Run one case: its steps, then remove every row it created, whatever happened.
@@ -339,9 +440,78 @@ impl Session {
     /// # Errors
     /// A finding, or a harness error (producer fault, database trouble).
     pub fn run(&self, case: &Case) -> Result<Verdict, CaseFailure> {
-        let mut inner = lock(&self.inner);
+        self.run_on(0, case)
+    }
+
+    /// [`Self::run`] on lane `lane` (one of [`Self::lanes`]), beside the cases of the other
+    /// lanes unless it must run alone: a bulk case (one batch owns the producer), or any case
+    /// once a stray row was seen. A case that sees a stray beside others runs again alone.
+    ///
+    /// # Errors
+    /// As [`Self::run`].
+    pub fn run_on(&self, lane: usize, case: &Case) -> Result<Verdict, CaseFailure> {
+        let Some(slot) = self.lanes.get(lane).or_else(|| self.lanes.first()) else {
+            return Err(CaseFailure::harness("the session has no lane"));
+        };
+        let mut inner = lock(slot);
         let started = Instant::now();
-        inner.cases += 1;
+        let beside = self.lanes() > 1
+            && !self.serial.load(Ordering::SeqCst)
+            && !matches!(case.kind, Kind::Bulk(_));
+        let mut outcome = None;
+        if beside {
+            let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
+            inner.alone = false;
+            inner.strays_seen = false;
+            inner.doubt = false;
+            let out = self.run_case(&mut inner, case);
+            drop(shared);
+            if inner.strays_seen {
+                // Which case wrote the stray cannot be told while others are in flight
+                // (ADR 0057): from here on every case runs alone, this one again.
+                self.serial.store(true, Ordering::SeqCst);
+            } else if out.is_err() && inner.doubt && !self.stopping() {
+                // A failure another case in flight may have caused (a row in this case's
+                // queues, its row gone) is confirmed alone, so that it is charged exactly as
+                // with one case in flight. A wrong value in the row of an id the producer
+                // answered this case is its own; a producer fault fails every request in
+                // flight, each naming the fault (ADR 0057).
+            } else {
+                outcome = Some(out);
+            }
+        }
+        let outcome = match outcome {
+            Some(out) => out,
+            None => {
+                let _alone = self.gate.write().unwrap_or_else(PoisonError::into_inner);
+                inner.alone = true;
+                if inner.strays_seen {
+                    // The strays go first: the rerun's count must see only its own rows. No
+                    // queue is named `…_p0_…` (cases count from 1): only the login's rows go.
+                    inner.strays_seen = false;
+                    let none = format!("{}_p0_", self.db.prefix());
+                    timed(&mut inner, Phase::Sweep, |i| self.cleanup(i, &none, None))?;
+                }
+                self.run_case(&mut inner, case)
+            }
+        };
+        // Inside a case, not applicable only ever means the producer skipped it (a case the
+        // target or the hello rules out never runs: `not_applicable`).
+        {
+            let mut tallies = lock(&self.tallies);
+            let tally = tallies.entry(case.capability().to_owned()).or_default();
+            if matches!(outcome, Ok(Verdict::NotApplicable(_))) {
+                tally.skipped += 1;
+            } else {
+                tally.answered += 1;
+            }
+        }
+        inner.timings.case(started.elapsed());
+        outcome
+    }
+
+    /// One run of `case` on the lane `inner`, its rows removed whatever happened.
+    fn run_case(&self, inner: &mut Inner, case: &Case) -> Result<Verdict, CaseFailure> {
         inner.answered.clear();
         // The contract schema's tables are fixed (its SQL is installed, never grown by an
         // enqueue): read once per connection. Released Awa's queue storage may grow tables
@@ -349,37 +519,26 @@ impl Session {
         if !matches!(self.target, Target::Contract) {
             inner.tables = None;
         }
-        let scope = format!("{}_p{}_", self.db.prefix(), inner.cases);
+        let n = self.cases.fetch_add(1, Ordering::SeqCst) + 1;
+        let scope = format!("{}_p{n}_", self.db.prefix());
         // Nothing ran yet when the plan cannot be made: there is nothing to clean up.
         let plan = case.plan(&scope)?;
         let outcome = match &case.kind {
-            Kind::Bulk(bulk) => self.run_bulk(&mut inner, case, bulk, &scope),
-            _ => self.run_plan(&mut inner, case, &plan).and_then(|v| {
-                timed(&mut inner, Phase::ReadBack, |i| {
+            Kind::Bulk(bulk) => self.run_bulk(inner, case, bulk, &scope),
+            _ => self.run_plan(inner, case, &plan).and_then(|v| {
+                timed(inner, Phase::ReadBack, |i| {
                     self.count_rows(i, &plan, &scope, v)
                 })
             }),
         };
-        let cleanup = timed(&mut inner, Phase::Sweep, |i| {
-            self.cleanup(i, &scope, plan.lock)
-        });
-        let stderr = inner.producer.take_diagnostics();
+        let cleanup = timed(inner, Phase::Sweep, |i| self.cleanup(i, &scope, plan.lock));
+        // Beside other cases the producer's stderr may be theirs too: attached all the same,
+        // it is only shown with a failure.
+        let stderr = lock(&self.producer).producer.take_diagnostics();
         let outcome = match (outcome, cleanup) {
             (Ok(_), Err(e)) => Err(e),
             (o, _) => o,
         };
-        // Inside a case, not applicable only ever means the producer skipped it (a case the
-        // target or the hello rules out never runs: `not_applicable`).
-        let tally = inner
-            .tallies
-            .entry(case.capability().to_owned())
-            .or_default();
-        if matches!(outcome, Ok(Verdict::NotApplicable(_))) {
-            tally.skipped += 1;
-        } else {
-            tally.answered += 1;
-        }
-        inner.timings.case(started.elapsed());
         outcome.map_err(|mut f| {
             f.message = with_stderr(&f.message, &stderr);
             f
@@ -618,21 +777,27 @@ impl Session {
     }
 
     /// Ask the producer; a fault is a harness error, after which the producer is restarted.
+    /// The producer's lock is held to send the request, not while its answer is awaited.
     fn ask(&self, inner: &mut Inner, case: &Case, job: &Job) -> Result<EnqueueAnswer, CaseFailure> {
-        inner.seq += 1;
-        let request = EnqueueRequest {
-            seq: inner.seq,
-            case: case.name.clone(),
-            schema: self.db.schema.as_str().to_owned(),
-            job: job.for_protocol(self.hello().protocol),
-        };
+        let job = job.for_protocol(self.hello().protocol);
         self.gave_up()?;
-        let answer = inner.producer.enqueue(&request, self.timeout);
-        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
+        let (pending, generation) = {
+            let mut slot = lock(&self.producer);
+            slot.seq += 1;
+            let request = EnqueueRequest {
+                seq: slot.seq,
+                case: case.name.clone(),
+                schema: self.db.schema.as_str().to_owned(),
+                job,
+            };
+            (slot.producer.send(&request, self.timeout), slot.generation)
+        };
+        let answer = pending.and_then(|wait| wait());
+        self.count_timeout(matches!(answer, Err(ProducerFault::Timeout(_))));
         if let Ok(EnqueueAnswer::Enqueued { job_id, .. }) = &answer {
             inner.answered.push(*job_id);
         }
-        answer.map_err(|fault| self.fault(inner, fault))
+        answer.map_err(|fault| self.fault(generation, fault))
     }
 
     /// A harness error instead of a request once the timeout limit was reached.
@@ -643,8 +808,9 @@ impl Session {
         }
     }
 
-    /// The harness error of a producer fault, after restarting the producer.
-    fn fault(&self, inner: &mut Inner, fault: ProducerFault) -> CaseFailure {
+    /// The harness error of a producer fault, after restarting the producer (unless another
+    /// request's fault restarted it since this one was sent, on `generation`).
+    fn fault(&self, generation: u64, fault: ProducerFault) -> CaseFailure {
         if matches!(fault, ProducerFault::Stopped) {
             return CaseFailure::harness(format!(
                 "the run was asked to stop and the producer did not answer the request in flight \
@@ -652,12 +818,20 @@ impl Session {
                 super::process::IN_FLIGHT_GRACE.as_secs()
             ));
         }
-        let restarted = match inner.producer.restart() {
-            Ok(h) => {
-                *lock(&self.hello) = h;
-                "restarted".to_owned()
+        let restarted = {
+            let mut slot = lock(&self.producer);
+            if slot.generation != generation {
+                "restarted after another request's fault".to_owned()
+            } else {
+                slot.generation += 1;
+                match slot.producer.restart() {
+                    Ok(h) => {
+                        *lock(&self.hello) = h;
+                        "restarted".to_owned()
+                    }
+                    Err(e) => format!("restart failed too: {e}"),
+                }
             }
-            Err(e) => format!("restart failed too: {e}"),
         };
         CaseFailure::harness(format!(
             "{fault} (the producer was {restarted}; the run goes on)"
@@ -741,6 +915,7 @@ impl Session {
                 let (stored, whole) = timed(inner, Phase::ReadBack, |i| {
                     self.read_back(i, job_id, asked.is_some())
                 })?;
+                inner.doubt |= stored.job_id.is_none();
                 timed(inner, Phase::Judge, |_| {
                     judge::judge_stored(
                         case,
@@ -789,6 +964,7 @@ impl Session {
             }
             (Outcome::Refused(kind), EnqueueAnswer::Enqueued { job_id, .. }) => {
                 let stored = self.read(inner, job_id)?;
+                inner.doubt |= stored.job_id.is_none();
                 // `ask` recorded this answer already: a second occurrence is an earlier job's id.
                 let repeated = inner.answered.iter().filter(|&&id| id == job_id).count() > 1;
                 let what = match kind {
@@ -836,8 +1012,11 @@ impl Session {
     ) -> Result<(), CaseFailure> {
         let db = Arc::clone(&self.db);
         let answered = std::mem::take(&mut inner.answered);
+        // Beside other cases, the run's login's rows outside this case's queues may be
+        // theirs: only the case's answered ids are removed there (a stray stays, for the
+        // count that sends its case to run alone, ADR 0057).
         let by_login = crate::contract::sweep::ByLogin {
-            run_login: self.login.run_scoped.as_deref(),
+            run_login: self.login.run_scoped.as_deref().filter(|_| inner.alone),
             answered: &answered,
             answer_login: self.login.answers.as_deref(),
         };

@@ -47,7 +47,9 @@ pub mod timings;
 pub mod validate;
 pub mod wire;
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Once, PoisonError};
 use std::time::Duration;
 
 use awa_conformance_vectors::VectorSet;
@@ -104,8 +106,12 @@ pub enum ProducerFault {
     Other(String),
 }
 
+/// An enqueue request sent and not answered yet ([`Producer::send`]).
+pub type Pending = process::Pending<EnqueueAnswer>;
+
 /// Something that enqueues jobs the way a producer does. One request is outstanding at a
-/// time; every method returns within the bound it is given (or its own start-up bound).
+/// time, unless its hello declares `max_in_flight` ([`Producer::send`]); every method returns
+/// within the bound it is given (or its own start-up bound).
 pub trait Producer: Send {
     /// The producer's hello (starting it if it is not running yet).
     ///
@@ -122,6 +128,22 @@ pub trait Producer: Send {
         request: &EnqueueRequest,
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault>;
+
+    /// Send `request` and return the wait for its answer, which needs no access to the
+    /// producer: a producer whose hello declares `max_in_flight` above 1 is sent more requests
+    /// meanwhile (ADR 0057). By default the request is answered before this returns.
+    ///
+    /// # Errors
+    /// [`ProducerFault`] when the request cannot be sent; the wait returns the answer's
+    /// faults, as [`Producer::enqueue`] does.
+    fn send(
+        &mut self,
+        request: &EnqueueRequest,
+        timeout: Duration,
+    ) -> Result<Pending, ProducerFault> {
+        let answer = self.enqueue(request, timeout);
+        Ok(Box::new(move || answer))
+    }
 
     /// Stage and publish `request.jobs` as one batch (docs/contract.md §14), committed before
     /// answering, within `timeout`. Only asked of a producer that declares `bulk`.
@@ -292,6 +314,8 @@ pub fn check(
     let ctx = RunContext::new(expected);
     let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
     session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
+    // The cases below run one after the other.
+    session.limit_lanes(1);
     for case in all {
         if options.filter.as_ref().is_some_and(|f| !f(&case.name)) {
             continue;
@@ -334,17 +358,61 @@ pub fn check(
     Ok(ctx.results())
 }
 
+/// Which producer cases a run selects, and how many may be in flight.
+pub struct Selection<'a> {
+    /// Whether the trial named so is selected (libtest's filters).
+    pub selected: &'a dyn Fn(&str) -> bool,
+    /// `--test-threads` as given: 1 keeps one case in flight whatever the producer declares.
+    pub test_threads: Option<usize>,
+}
+
+impl Selection<'_> {
+    /// Every case, as many in flight as the producer accepts.
+    #[must_use]
+    pub fn all() -> Selection<'static> {
+        Selection {
+            selected: &|_| true,
+            test_threads: None,
+        }
+    }
+}
+
 /// The producer cases as trials of `ctx` (what `--producer` runs): ignored without a
-/// database, not applicable when the producer lacks a capability a case needs.
+/// database, not applicable when the producer lacks a capability a case needs. With several
+/// lanes ([`engine::Session::lanes`]) the selected cases run ahead of their trials, that
+/// many in flight ([`Pipeline`]); each trial waits for its own case's verdict.
 #[must_use]
 pub fn trials(
     ctx: &Arc<RunContext>,
     session: Option<&Arc<engine::Session>>,
     no_db_reason: &str,
     vectors: &VectorSet,
+    selection: &Selection<'_>,
 ) -> Vec<Trial> {
-    cases::cases(vectors)
-        .into_iter()
+    let all = cases::cases(vectors);
+    let pipeline = session.filter(|s| s.lanes() > 1).map(|session| {
+        let stopped: engine::Stopped = {
+            let ctx = Arc::clone(ctx);
+            Arc::new(move || ctx.stop_reason().is_some())
+        };
+        session.watch_stop(Arc::clone(&stopped));
+        let queued: VecDeque<cases::Case> = all
+            .iter()
+            .filter(|c| (selection.selected)(&c.name) && session.not_applicable(c).is_none())
+            .cloned()
+            .collect();
+        Arc::new(Pipeline {
+            session: Arc::clone(session),
+            planned: queued.iter().map(|c| c.name.clone()).collect(),
+            queue: Mutex::new(queued),
+            results: Mutex::new(HashMap::new()),
+            workers: AtomicUsize::new(0),
+            ready: Condvar::new(),
+            started: Once::new(),
+            stopped,
+        })
+    });
+    all.into_iter()
         .map(|case| {
             let Some(session) = session else {
                 return ctx.ignored(SUITE, case.name, no_db_reason.to_owned());
@@ -354,13 +422,117 @@ pub fn trials(
             }
             let session = Arc::clone(session);
             let name = case.name.clone();
-            // Inline, not on a case thread: the producer takes one request at a time, so a
-            // case waiting for the producer must not count that wait against its own
-            // --case-timeout; every wait inside is bounded (enqueue timeout, lock_timeout,
-            // statement_timeout).
-            ctx.pure_trial(SUITE, name, move || session.run(&case))
+            let pipeline = pipeline.clone();
+            // Inline, not on a case thread: the producer's lanes are shared, so a case waiting
+            // for a lane must not count that wait against its own --case-timeout; every wait
+            // inside is bounded (enqueue timeout, lock_timeout, statement_timeout).
+            ctx.pure_trial(SUITE, name, move || match pipeline {
+                Some(p) => p.verdict(&case),
+                None => session.run(&case),
+            })
         })
         .collect()
+}
+
+/// The selected producer cases, run ahead of their trials on the session's lanes (one worker
+/// thread per lane, in the trials' order, ADR 0057). Memory stays flat: a verdict is kept
+/// only until its trial takes it.
+pub struct Pipeline {
+    session: Arc<engine::Session>,
+    /// The cases queued, by name: any other case is run by its trial itself.
+    planned: HashSet<String>,
+    queue: Mutex<VecDeque<cases::Case>>,
+    results: Mutex<HashMap<String, Result<Verdict, crate::outcome::CaseFailure>>>,
+    /// Workers still taking cases (changed under the `results` lock).
+    workers: AtomicUsize,
+    ready: Condvar,
+    started: Once,
+    stopped: engine::Stopped,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Pipeline {
+    /// Start the workers (once, when the first producer trial runs).
+    fn start(self: &Arc<Self>) {
+        self.started.call_once(|| {
+            for lane in 0..self.session.lanes() {
+                let me = Arc::clone(self);
+                self.workers.fetch_add(1, Ordering::SeqCst);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("awa-lane-{lane}"))
+                    .spawn(move || me.work(lane));
+                if spawned.is_err() {
+                    // Fewer lanes: the others take its cases, or their trials run them.
+                    self.workers.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        });
+    }
+
+    /// A worker: cases from the queue, until it is empty or the run must stop.
+    fn work(&self, lane: usize) {
+        loop {
+            if (self.stopped)() {
+                break;
+            }
+            let Some(case) = lock(&self.queue).pop_front() else {
+                break;
+            };
+            let verdict = self.session.run_on(lane, &case);
+            lock(&self.results).insert(case.name.clone(), verdict);
+            self.ready.notify_all();
+        }
+        let _results = lock(&self.results);
+        self.workers.fetch_sub(1, Ordering::SeqCst);
+        self.ready.notify_all();
+    }
+
+    /// The verdict of `case`, once a worker judged it.
+    fn verdict(
+        self: &Arc<Self>,
+        case: &cases::Case,
+    ) -> Result<Verdict, crate::outcome::CaseFailure> {
+        if !self.planned.contains(&case.name) {
+            return self.session.run(case);
+        }
+        self.start();
+        let mut results = lock(&self.results);
+        loop {
+            if let Some(verdict) = results.remove(&case.name) {
+                return verdict;
+            }
+            if self.workers.load(Ordering::SeqCst) == 0 {
+                drop(results);
+                // No worker left and no verdict: it was never taken from the queue (the run
+                // is stopping, or no worker could start).
+                let queued = {
+                    let mut queue = lock(&self.queue);
+                    let at = queue.iter().position(|c| c.name == case.name);
+                    at.and_then(|i| queue.remove(i)).is_some()
+                };
+                if queued && !(self.stopped)() {
+                    return self.session.run(case);
+                }
+                if queued {
+                    return Ok(Verdict::NotApplicable(
+                        "not run: the run was asked to stop before this case was sent to the \
+                         producer"
+                            .to_owned(),
+                    ));
+                }
+                results = lock(&self.results);
+                continue;
+            }
+            results = self
+                .ready
+                .wait_timeout(results, Duration::from_millis(100))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
 }
 
 /// The producer's trial names as ignored trials, for `--list` and the expected-failures
@@ -484,6 +656,7 @@ pub fn run_trials(
     db: Option<&Arc<DbSetup>>,
     no_db_reason: &str,
     vectors: &VectorSet,
+    selection: &Selection<'_>,
 ) -> Result<(Vec<Trial>, Option<Arc<engine::Session>>), crate::error::Error> {
     let Some(db) = db else {
         // The same names `--list` shows: the protocol exchange's in validate mode.
@@ -494,7 +667,7 @@ pub fn run_trials(
                 .collect();
             return Ok((ignored, None));
         }
-        return Ok((trials(ctx, None, no_db_reason, vectors), None));
+        return Ok((trials(ctx, None, no_db_reason, vectors, selection), None));
     };
     let stopped = {
         let ctx = Arc::clone(ctx);
@@ -535,6 +708,9 @@ pub fn run_trials(
             }),
         );
     }
+    if selection.test_threads == Some(1) {
+        session.limit_lanes(1);
+    }
     let hello = session.hello();
     ctx.set_provenance(
         SUITE,
@@ -545,7 +721,7 @@ pub fn run_trials(
     );
     ctx.set_provenance(FIELDS_PROVENANCE, hello.fields_judged());
     Ok((
-        trials(ctx, Some(&session), no_db_reason, vectors),
+        trials(ctx, Some(&session), no_db_reason, vectors, selection),
         Some(session),
     ))
 }

@@ -1,14 +1,17 @@
 //! The subprocess producer: `sh -c <CMD>` speaking the producer protocol on JSON lines
-//! (`--producer CMD`), one request outstanding at a time, every wait bounded.
+//! (`--producer CMD`), every wait bounded. A producer that declares `max_in_flight` above 1
+//! is sent requests before it answered earlier ones: a router thread hands each answer line to
+//! the request of its `seq` (ADR 0057); otherwise one request is outstanding at a time.
 //!
 //! The program runs as the leader of its own process group; its stderr is captured (the
 //! tail is attached to the case it belongs to). A crash, a hang past the timeout, a line
 //! over the limit or garbage ends the process (the whole group is killed) and is returned
 //! as a [`ProducerFault`]; the engine then calls [`Producer::restart`] and goes on.
 
+use std::collections::BTreeMap;
 use std::process::ChildStdin;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::wire::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
@@ -56,8 +59,85 @@ struct Running {
     /// Requests go through a writer thread: a producer that stops reading stdin can block a
     /// write, never the runner.
     to_writer: mpsc::Sender<String>,
-    lines: mpsc::Receiver<Read>,
+    /// The answer lines, read here one request at a time; `None` once the router reads them.
+    lines: Option<mpsc::Receiver<Read>>,
+    /// With several requests in flight: who waits for which `seq`.
+    router: Option<Arc<Mutex<Routes>>>,
     hello: Hello,
+}
+
+/// The requests in flight of a routed producer, by `seq`, and the fault that ended it.
+#[derive(Default)]
+struct Routes {
+    waiting: BTreeMap<u64, mpsc::Sender<Result<String, ProducerFault>>>,
+    dead: Option<ProducerFault>,
+}
+
+impl Routes {
+    /// Every request in flight fails with `fault`, and so does every later one.
+    fn fail_all(&mut self, fault: &ProducerFault) {
+        for (_, tx) in std::mem::take(&mut self.waiting) {
+            let _ = tx.send(Err(fault.clone()));
+        }
+        self.dead.get_or_insert_with(|| fault.clone());
+    }
+}
+
+fn routes(m: &Mutex<Routes>) -> std::sync::MutexGuard<'_, Routes> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request sent and not answered yet: waiting for it needs no access to the producer, so
+/// that other requests can be sent meanwhile.
+pub type Pending<A> = Box<dyn FnOnce() -> Result<A, ProducerFault> + Send>;
+
+/// The router thread: each answer line goes to the request of its `seq`. A line answering no
+/// request in flight, an unreadable line or a closed stdout fails every request in flight
+/// (the engine then restarts the producer).
+fn route(lines: mpsc::Receiver<Read>, state: Arc<Mutex<Routes>>, max_line: usize) {
+    #[derive(serde::Deserialize)]
+    struct Seq {
+        seq: Option<u64>,
+    }
+    let fault = loop {
+        match lines.recv() {
+            Ok(Read::Line(l)) if l.trim().is_empty() => {}
+            Ok(Read::Line(l)) => {
+                let seq = serde_json::from_str::<Seq>(&l).ok().and_then(|s| s.seq);
+                let mut st = routes(&state);
+                match seq.and_then(|s| st.waiting.remove(&s)) {
+                    Some(tx) => {
+                        let _ = tx.send(Ok(l));
+                    }
+                    None => {
+                        let outstanding: Vec<u64> = st.waiting.keys().copied().collect();
+                        let shown: String = l.chars().take(200).collect();
+                        st.fail_all(&ProducerFault::Protocol(format!(
+                            "a line answering no request in flight (seq {}; in flight: \
+                             {outstanding:?}): {shown}",
+                            seq.map_or_else(|| "missing".to_owned(), |s| s.to_string())
+                        )));
+                        return;
+                    }
+                }
+            }
+            Ok(Read::TooLong) => {
+                break ProducerFault::Protocol(format!("a line longer than {max_line} bytes"))
+            }
+            Ok(Read::NotUtf8) => {
+                break ProducerFault::Protocol("a line that is not UTF-8".to_owned())
+            }
+            Ok(Read::Failed(e)) => {
+                break ProducerFault::Crashed(format!("reading its stdout failed: {e}"))
+            }
+            Err(_) => {
+                break ProducerFault::Crashed(
+                    "it closed stdout (exited or crashed) before answering".to_owned(),
+                )
+            }
+        }
+    };
+    routes(&state).fail_all(&fault);
 }
 
 /// A producer program run as `sh -c <cmd>`.
@@ -158,10 +238,26 @@ impl SubprocessProducer {
         };
         match hello {
             Ok(hello) => {
+                let (lines, router) = if hello.in_flight() > 1 {
+                    let state = Arc::new(Mutex::new(Routes::default()));
+                    let routed = Arc::clone(&state);
+                    let max_line = self.limits.max_line;
+                    let spawned = std::thread::Builder::new()
+                        .name("awa-producer-route".into())
+                        .spawn(move || route(lines, routed, max_line));
+                    if let Err(e) = spawned {
+                        let _ = group.end();
+                        return Err(start_err(format!("cannot start its router thread: {e}")));
+                    }
+                    (None, Some(state))
+                } else {
+                    (Some(lines), None)
+                };
                 self.running = Some(Running {
                     group,
                     to_writer,
                     lines,
+                    router,
                     hello: hello.clone(),
                 });
                 Ok(hello)
@@ -177,6 +273,12 @@ impl SubprocessProducer {
     /// Kill the running process group, if any, keeping what it wrote on stderr.
     fn kill(&mut self) {
         if let Some(r) = self.running.take() {
+            if let Some(router) = &r.router {
+                routes(router).fail_all(&ProducerFault::Crashed(
+                    "the producer was restarted after a fault of another request in flight"
+                        .to_owned(),
+                ));
+            }
             let _ = r.group.end();
             // Its last words (a crash message) matter most: read them before they are lost.
             self.stderr.drain(Duration::from_secs(1));
@@ -186,7 +288,7 @@ impl SubprocessProducer {
 
     /// Send one request (starting the producer if it is not running) and read its answer; a
     /// producer that fails a request in any way is killed.
-    fn request<Q: serde::Serialize, A>(
+    fn request<Q: serde::Serialize, A: 'static>(
         &mut self,
         request: &Q,
         seq: u64,
@@ -198,12 +300,81 @@ impl SubprocessProducer {
         }
         let line = serde_json::to_string(request)
             .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
-        let out = self.exchange(line, seq, timeout, parse);
+        let out = match self.running.as_ref().and_then(|r| r.router.clone()) {
+            Some(router) => self
+                .submit(&router, line, seq, timeout, parse)
+                .and_then(|wait| wait()),
+            None => self.exchange(line, seq, timeout, parse),
+        };
         if out.is_err() {
             // Whatever state it is in, it is not trusted with another request.
             self.kill();
         }
         out
+    }
+
+    /// Send one request line to a routed producer; the answer to `seq` is waited for by the
+    /// returned [`Pending`] (bounded by `timeout`, and by [`IN_FLIGHT_GRACE`] once the run is
+    /// asked to stop), which needs no access to the producer.
+    fn submit<A: 'static>(
+        &self,
+        router: &Arc<Mutex<Routes>>,
+        line: String,
+        seq: u64,
+        timeout: Duration,
+        parse: fn(&str) -> Result<(u64, A), String>,
+    ) -> Result<Pending<A>, ProducerFault> {
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut st = routes(router);
+            if let Some(fault) = &st.dead {
+                return Err(fault.clone());
+            }
+            st.waiting.insert(seq, tx);
+        }
+        let sent = self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.to_writer.send(line).is_ok());
+        if !sent {
+            routes(router).waiting.remove(&seq);
+            return Err(ProducerFault::Crashed(
+                "it closed stdin (exited or crashed)".to_owned(),
+            ));
+        }
+        let stopped = Arc::clone(&self.limits.stopped);
+        let router = Arc::clone(router);
+        Ok(Box::new(move || {
+            let mut deadline = Instant::now() + timeout;
+            let mut stopping = false;
+            let never = || false;
+            let out = loop {
+                let stop_check: &dyn Fn() -> bool = if stopping { &never } else { &*stopped };
+                match recv_until(&rx, deadline, stop_check) {
+                    Ok(Ok(line)) => {
+                        break parse(&line)
+                            .map(|(_, answer)| answer)
+                            .map_err(ProducerFault::Protocol)
+                    }
+                    Ok(Err(fault)) => break Err(fault),
+                    Err(Waited::Timeout) if stopping => break Err(ProducerFault::Stopped),
+                    Err(Waited::Timeout) => break Err(ProducerFault::Timeout(timeout)),
+                    Err(Waited::Closed) => {
+                        break Err(ProducerFault::Crashed(
+                            "its answers stopped being read".to_owned(),
+                        ))
+                    }
+                    Err(Waited::Stopped) => {
+                        stopping = true;
+                        deadline = deadline.min(Instant::now() + IN_FLIGHT_GRACE);
+                    }
+                }
+            };
+            if out.is_err() {
+                routes(&router).waiting.remove(&seq);
+            }
+            out
+        }))
     }
 
     /// Send one request line and wait for the answer to `seq`, parsed by `parse`.
@@ -231,7 +402,10 @@ impl SubprocessProducer {
         let never = || false;
         loop {
             let stop_check: &dyn Fn() -> bool = if stopping { &never } else { &*stopped };
-            match recv_until(&r.lines, deadline, stop_check) {
+            let Some(lines) = r.lines.as_ref() else {
+                return Err(ProducerFault::Crashed("its answers are routed".to_owned()));
+            };
+            match recv_until(lines, deadline, stop_check) {
                 Ok(Read::Line(l)) if l.trim().is_empty() => {}
                 Ok(Read::Line(l)) => {
                     let (answered, answer) = parse(&l).map_err(ProducerFault::Protocol)?;
@@ -303,6 +477,29 @@ impl Producer for SubprocessProducer {
         timeout: Duration,
     ) -> Result<EnqueueAnswer, ProducerFault> {
         self.request(request, request.seq, timeout, EnqueueAnswer::parse_line)
+    }
+
+    fn send(
+        &mut self,
+        request: &EnqueueRequest,
+        timeout: Duration,
+    ) -> Result<super::Pending, ProducerFault> {
+        if self.running.is_none() {
+            self.start()?;
+        }
+        let Some(router) = self.running.as_ref().and_then(|r| r.router.clone()) else {
+            let answer = self.enqueue(request, timeout);
+            return Ok(Box::new(move || answer));
+        };
+        let line = serde_json::to_string(request)
+            .map_err(|e| ProducerFault::Other(format!("cannot encode the request: {e}")))?;
+        self.submit(
+            &router,
+            line,
+            request.seq,
+            timeout,
+            EnqueueAnswer::parse_line,
+        )
     }
 
     fn bulk(

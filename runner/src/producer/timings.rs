@@ -88,6 +88,15 @@ impl Timings {
         self.in_cases += spent;
     }
 
+    /// Add what `other` counted (another lane's cases, ADR 0057).
+    pub fn merge(&mut self, other: &Self) {
+        for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
+            *mine += theirs;
+        }
+        self.cases += other.cases;
+        self.in_cases += other.in_cases;
+    }
+
     /// The report section.
     #[must_use]
     pub fn section(&self) -> TimingsSection {

@@ -61,7 +61,16 @@ pub struct Hello {
     pub implementation: Implementation,
     /// Declared capabilities: `enqueue`, `errors`, `bulk`, or function families.
     pub capabilities: Vec<String>,
+    /// How many enqueue requests the producer accepts before answering the first (ADR 0057);
+    /// absent: one at a time, as every producer before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u64>,
 }
+
+/// The most requests a producer may declare in flight (`hello.max_in_flight`): the engine
+/// opens a session per request in flight and the producer as many, so a larger number would
+/// only exhaust the server's connection slots.
+pub const MAX_IN_FLIGHT: u64 = 64;
 
 impl Hello {
     /// Parse a hello line, checking its `"type":"hello"` (serde alone does not).
@@ -116,6 +125,12 @@ impl Hello {
         }
     }
 
+    /// The requests the producer accepts at once (`max_in_flight`, 1 when absent).
+    #[must_use]
+    pub fn in_flight(&self) -> usize {
+        usize::try_from(self.max_in_flight.unwrap_or(1).clamp(1, MAX_IN_FLIGHT)).unwrap_or(1)
+    }
+
     /// Check that this hello opens an enqueue session: protocol 2 or 3 and the `enqueue`
     /// capability.
     ///
@@ -128,6 +143,14 @@ impl Hello {
                  {PROTOCOL_2}, without the job fields protocol {PROTOCOL_VERSION} adds)",
                 self.protocol
             ));
+        }
+        if let Some(n) = self.max_in_flight {
+            if !(1..=MAX_IN_FLIGHT).contains(&n) {
+                return Err(format!(
+                    "hello.max_in_flight is {n}; declare 1 to {MAX_IN_FLIGHT} (the requests \
+                     the producer answers at once), or leave it out for one at a time"
+                ));
+            }
         }
         if !self.has(ENQUEUE_CAPABILITY) {
             return Err(format!(

@@ -102,13 +102,21 @@ pub(super) fn execute(
     };
     let (producer_trials, producer) = match args.producer_launch() {
         None => (Vec::new(), None),
-        Some(launch) => crate::producer::run_trials(
-            ctx,
-            &launch,
-            database.setup.as_ref(),
-            &database.reason,
-            set,
-        )?,
+        Some(launch) => {
+            let selected =
+                |name: &str| !args.libtest.is_filtered_out(&Trial::test(name, || Ok(())));
+            crate::producer::run_trials(
+                ctx,
+                &launch,
+                database.setup.as_ref(),
+                &database.reason,
+                set,
+                &crate::producer::Selection {
+                    selected: &selected,
+                    test_threads: args.libtest.test_threads,
+                },
+            )?
+        }
     };
     let trials: Vec<Trial> = offline_trials
         .into_iter()

@@ -19,21 +19,25 @@ impl Session {
         case: &Case,
         jobs: Vec<Job>,
     ) -> Result<BulkAnswer, CaseFailure> {
-        inner.seq += 1;
         let protocol = self.hello().protocol;
-        let request = BulkRequest {
-            seq: inner.seq,
-            case: case.name.clone(),
-            schema: self.db.schema.as_str().to_owned(),
-            jobs: jobs.iter().map(|j| j.for_protocol(protocol)).collect(),
-        };
         self.gave_up()?;
-        let answer = inner.producer.bulk(&request, self.timeout);
-        self.count_timeout(inner, matches!(answer, Err(ProducerFault::Timeout(_))));
+        // A bulk case runs alone (the gate): the producer's lock is held for the batch.
+        let (answer, generation) = {
+            let mut slot = lock(&self.producer);
+            slot.seq += 1;
+            let request = BulkRequest {
+                seq: slot.seq,
+                case: case.name.clone(),
+                schema: self.db.schema.as_str().to_owned(),
+                jobs: jobs.iter().map(|j| j.for_protocol(protocol)).collect(),
+            };
+            (slot.producer.bulk(&request, self.timeout), slot.generation)
+        };
+        self.count_timeout(matches!(answer, Err(ProducerFault::Timeout(_))));
         if let Ok(BulkAnswer::Published(ids)) = &answer {
             inner.answered.extend_from_slice(ids);
         }
-        answer.map_err(|fault| self.fault(inner, fault))
+        answer.map_err(|fault| self.fault(generation, fault))
     }
 
     /// A bulk case: one batch through the producer's `bulk` request (docs/contract.md §14).

@@ -31,6 +31,9 @@ impl Session {
             .iter()
             .filter(|s| matches!(s.outcome, Outcome::Stored(_)))
             .count();
+        if !inner.alone {
+            return self.count_beside(inner, asked, scope).map(|()| verdict);
+        }
         let jobs = JobScope {
             queues: &[],
             prefix: Some(scope),
@@ -45,6 +48,41 @@ impl Session {
             .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))?;
         judge::row_count(asked, found, "the producer")?;
         Ok(verdict)
+    }
+
+    /// The row-count rule for a case run beside others (ADR 0057): its own rows (its queues,
+    /// its answered ids) hold one job per accepted request; a stray row (the run's login,
+    /// outside every run-scoped queue, not answered to it) may be another case's, so it sends
+    /// the case to run again alone ([`Inner::strays_seen`]) instead of failing it here.
+    fn count_beside(
+        &self,
+        inner: &mut Inner,
+        asked: usize,
+        scope: &str,
+    ) -> Result<(), CaseFailure> {
+        let run_prefix = format!("{}_p", self.db.prefix());
+        let answered = inner.answered.clone();
+        let (conn, tables) = self.client_and_tables(inner)?;
+        let (own, strays) = self
+            .db
+            .pg
+            .block_on(count_split_with(
+                conn,
+                &self.db,
+                tables,
+                scope,
+                &run_prefix,
+                self.login.run_scoped.as_deref(),
+                &answered,
+            ))
+            .map_err(|e| CaseFailure::harness(e.to_string()))?
+            .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))?;
+        if strays > 0 {
+            inner.strays_seen = true;
+            return Ok(());
+        }
+        inner.doubt |= usize::try_from(own).ok() != Some(asked);
+        judge::row_count(asked, own, "the producer")
     }
 
     /// Whether the target reads a job back whole (`job_stored`, revision 1.2): then the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Producer-path throughput, measured side by side in one run (docs/benchmarks.md, P8).
+"""Producer-path throughput, measured side by side in one run (docs/benchmarks.md, P8, P9).
 
 Usage: scripts/bench-producer.py [--runs N] [--runner PATH]   (needs DATABASE_URL with the
 reference schema installed, and the project venv's python for psycopg/blake3)
@@ -12,7 +12,11 @@ Prints, for each contender, the cases it ran, its wall time (median of N runs) a
                      rate is a floor.
   producer-engine L  `awa-conformance --producer examples/producers/L/run producer::` for each
                      example producer L: the one engine, end to end (enqueue, read back, judge,
-                     clean up); build the examples first (`examples/producers/L/run --build`).
+                     clean up), as many cases in flight as L's hello declares (max_in_flight);
+                     build the examples first (`examples/producers/L/run --build`).
+  one-at-a-time L    the same with `--test-threads 1`: one case in flight and every case cleaned
+                     up at once, as the engine ran before ADR 0057 (the baseline the issue keeps
+                     behind a flag); the ratio column shows the engine's gain on L.
   check_producer-old the previous release's Python `check_producer` (its own engine, SQL and
                      judge in Python), loaded from git history, with a psycopg insert callable.
   baseline python    with --baseline DIR: DIR is a checkout of an earlier commit with its
@@ -25,8 +29,9 @@ Prints, for each contender, the cases it ran, its wall time (median of N runs) a
                      producer engine at the producer's own speed"). The engine's run of L is
                      recorded (a pass-through between engine and producer keeps every request
                      line), then the same requests are fed to a fresh instance of L with the
-                     engine left out, one outstanding at a time, into a scratch schema: the
-                     answers are checked only for being well-formed (JSON, the request's seq).
+                     engine left out, as many outstanding as its hello's max_in_flight, into a
+                     scratch schema: the answers are checked only for being well-formed (JSON,
+                     the seq of an outstanding request).
                      Printed: the requests, the producer's own time for them (start-up
                      excluded) and requests/s, and the engine's time for the same requests
                      as a multiple of it.
@@ -116,26 +121,32 @@ sys.exit(child.wait(30))
 
 
 def replay(run: pathlib.Path, requests: list[str], dsn: str, schema: str) -> tuple[int, float]:
-    """The recorded requests fed to a fresh `run` with the engine left out, one at a time.
-    Returns (requests, seconds from the first request to the last answer)."""
+    """The recorded requests fed to a fresh `run` with the engine left out, as many outstanding
+    as its hello's max_in_flight (1 when absent). Returns (requests, seconds from the first
+    request to the last answer)."""
     env = {**os.environ, "AWA_CONFORMANCE_DSN": dsn, "AWA_CONFORMANCE_SCHEMA": schema}
     p = subprocess.Popen([str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                          bufsize=1, env=env, cwd=ROOT)
     hello = json.loads(p.stdout.readline())
     if hello.get("type") != "hello":
         sys.exit(f"replay {run}: no hello, got {hello}")
-    sent = 0
+    window = int(hello.get("max_in_flight") or 1)
+    todo = [ln for ln in requests if json.loads(ln).get("type") != "stop"]
+    outstanding: set[int] = set()
+    sent = answered = 0
     t0 = time.perf_counter()
-    for line in requests:
-        req = json.loads(line)
-        if req.get("type") == "stop":
-            continue
-        p.stdin.write(line if line.endswith("\n") else line + "\n")
-        p.stdin.flush()
+    while answered < len(todo):
+        while sent < len(todo) and len(outstanding) < window:
+            line = todo[sent]
+            outstanding.add(json.loads(line)["seq"])
+            p.stdin.write(line if line.endswith("\n") else line + "\n")
+            p.stdin.flush()
+            sent += 1
         answer = json.loads(p.stdout.readline())
-        if answer.get("seq") != req.get("seq"):
-            sys.exit(f"replay {run}: answer {answer} does not answer seq {req.get('seq')}")
-        sent += 1
+        if answer.get("seq") not in outstanding:
+            sys.exit(f"replay {run}: answer {answer} answers no outstanding request")
+        outstanding.discard(answer["seq"])
+        answered += 1
     dt = time.perf_counter() - t0
     # stop, then end of input (as the engine does), bounded: a producer that still does not
     # exit is killed, and its time is already taken.
@@ -146,7 +157,7 @@ def replay(run: pathlib.Path, requests: list[str], dsn: str, schema: str) -> tup
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait(10)
-    return sent, dt
+    return answered, dt
 
 
 def replay_rows(runner: str, dsn: str, runs: int, only: str | None) -> dict[str, tuple[int, float, float]]:
@@ -245,6 +256,9 @@ def main() -> None:
                 contenders[f"producer-engine {lang}"] = (
                     lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "--timings",
                                            "producer::"], env))
+                contenders[f"one-at-a-time {lang}"] = (
+                    lambda run=run: timed([a.runner, "--dsn", dsn, "--producer", str(run), "--timings",
+                                           "--test-threads", "1", "producer::"], env))
         if a.baseline:
             base_dir = pathlib.Path(a.baseline).resolve()
             target = pathlib.Path(a.baseline_target or base_dir / "target")
@@ -282,7 +296,8 @@ def main() -> None:
             print(f"check_producer-old: not measured ({type(e).__name__}: {e})")
     base = rows.get("check_producer-old")
     line = rows.get("baseline python")
-    print(f"{'contender':<28} {'cases':>6} {'median s':>9} {'cases/s':>9} {'ms/case':>8} {'vs old':>7} {'time/case vs baseline':>22}")
+    print(f"{'contender':<28} {'cases':>6} {'median s':>9} {'cases/s':>9} {'ms/case':>8} {'vs old':>7} "
+          f"{'vs one at a time':>16} {'time/case vs baseline':>22}")
     for name, (n, t) in rows.items():
         rate = n / t if t else 0.0
         ratio = f"{rate / (base[0] / base[1]):.2f}x" if base and base[0] and name.startswith(("producer", "check")) else "-"
@@ -290,7 +305,11 @@ def main() -> None:
         vs = "-"
         if line and line[0] and n and name == "producer-engine python":
             vs = f"{(t / n) / (line[1] / line[0]):.2f}x"
-        print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {per_case:>8.2f} {ratio:>7} {vs:>22}")
+        single = rows.get(name.replace("producer-engine", "one-at-a-time"))
+        gain = "-"
+        if name.startswith("producer-engine") and single and single[0] and single[1] and n:
+            gain = f"{rate / (single[0] / single[1]):.2f}x"
+        print(f"{name:<28} {n:>6} {t:>9.2f} {rate:>9.0f} {per_case:>8.2f} {ratio:>7} {gain:>16} {vs:>22}")
     if phases:
         # --timings: the engine's time per case, by phase (median of the runs).
         names = [p["phase"] for p in next(iter(phases.values()))[0]["phases"]]

@@ -194,10 +194,20 @@ pub async fn sweep_on(
     let statements = Statements::default();
     let conn = Cached::new(client, &statements);
     let tables = Tables::read(conn, db).await?;
-    sweep_with(conn, db, &tables, scope, extra_job_ids, by_login, role).await
+    sweep_with(
+        conn,
+        db,
+        &tables,
+        &[scope.to_owned()],
+        extra_job_ids,
+        by_login,
+        role,
+    )
+    .await
 }
 
-/// [`sweep_on`] with the schema's tables read already ([`Tables::read`]). Each phase's
+/// [`sweep_on`] with the schema's tables read already ([`Tables::read`]), for the queues
+/// starting with any of `scopes` (one case's, or a batch of cases'). Each phase's
 /// statements are independent of one another, so they go out pipelined (one round trip or
 /// two per phase rather than per statement); the phases keep their order: ids are read
 /// before anything is deleted, claims go before the job rows they may reference.
@@ -208,7 +218,7 @@ pub async fn sweep_with(
     conn: Cached<'_>,
     db: &DbSetup,
     tables: &Tables,
-    scope: &str,
+    scopes: &[String],
     extra_job_ids: &[i64],
     by_login: ByLogin<'_>,
     role: Option<&str>,
@@ -217,7 +227,7 @@ pub async fn sweep_with(
     let client = conn.client;
     let tables = &tables.0;
     let s = db.schema.quoted();
-    let prefix = scope.to_owned();
+    let prefix = scopes.to_vec();
     let mut ids: Vec<i64> = extra_job_ids.to_vec();
     // Jobs found by their login, outside the run's queues too: their ids first, so that
     // their claims go with them.

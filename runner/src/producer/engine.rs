@@ -47,6 +47,21 @@ const STDERR_IN_MESSAGE: usize = 4096;
 /// are shared with everything else on it.
 pub const MAX_LANES: usize = 16;
 
+/// How many cases run beside others leave their rows for one sweep of them all (ADR 0057):
+/// one statement per table removes a batch's rows, where a case each cost a statement per
+/// table; the rows left meanwhile are in queues of their own, which no other case reads or
+/// counts.
+pub const SWEEP_BATCH: usize = 32;
+
+/// Cases whose rows are left for the next batch sweep.
+#[derive(Default)]
+struct Unswept {
+    /// Their run-scoped queue prefixes.
+    scopes: Vec<String>,
+    /// The job ids the producer answered them (found wherever they landed, ADR 0049).
+    answered: Vec<i64>,
+}
+
 /// The producer, behind its own lock: held to send a request (or for a whole bulk
 /// exchange), never while an enqueue answer is awaited.
 struct Slot {
@@ -222,6 +237,8 @@ pub struct Session {
     tallies: Mutex<std::collections::BTreeMap<String, judge::Tally>>,
     /// True once the run must stop: a failure is then not run again alone.
     stopped: Mutex<Option<Stopped>>,
+    /// Cases run beside others whose rows wait for the batch sweep.
+    unswept: Mutex<Unswept>,
 }
 
 /// Whether the run was asked to stop.
@@ -290,6 +307,7 @@ impl Session {
             cases: AtomicU64::new(0),
             tallies: Mutex::new(std::collections::BTreeMap::new()),
             stopped: Mutex::new(None),
+            unswept: Mutex::new(Unswept::default()),
         }))
     }
 
@@ -423,10 +441,18 @@ impl Session {
         all.section()
     }
 
-    /// End the producer (`stop`); returns a problem to record, if any.
+    /// End the producer (`stop`); returns a problem to record, if any (the rows of cases
+    /// still waiting for a batch sweep are removed first).
     pub fn finish(&self) -> Option<String> {
+        let swept = self
+            .lanes
+            .first()
+            .map(|lane| self.sweep_unswept(&mut lock(lane), 1));
         for lane in &self.lanes {
             lock(lane).client = None;
+        }
+        if let Some(Err(e)) = swept {
+            return Some(e.message);
         }
         lock(&self.producer)
             .producer
@@ -466,6 +492,10 @@ impl Session {
             inner.doubt = false;
             let out = self.run_case(&mut inner, case);
             drop(shared);
+            // No gate: a batch holds finished cases only, each in queues of its own.
+            timed(&mut inner, Phase::Sweep, |i| {
+                self.sweep_unswept(i, SWEEP_BATCH)
+            })?;
             if inner.strays_seen {
                 // Which case wrote the stray cannot be told while others are in flight
                 // (ADR 0057): from here on every case runs alone, this one again.
@@ -485,11 +515,13 @@ impl Session {
             None => {
                 let _alone = self.gate.write().unwrap_or_else(PoisonError::into_inner);
                 inner.alone = true;
+                // Alone, every row of the run's login is the case's: none of another may wait.
+                timed(&mut inner, Phase::Sweep, |i| self.sweep_unswept(i, 1))?;
                 if inner.strays_seen {
                     // The strays go first: the rerun's count must see only its own rows. No
                     // queue is named `…_p0_…` (cases count from 1): only the login's rows go.
                     inner.strays_seen = false;
-                    let none = format!("{}_p0_", self.db.prefix());
+                    let none = [format!("{}_p0_", self.db.prefix())];
                     timed(&mut inner, Phase::Sweep, |i| self.cleanup(i, &none, None))?;
                 }
                 self.run_case(&mut inner, case)
@@ -531,7 +563,20 @@ impl Session {
                 })
             }),
         };
-        let cleanup = timed(inner, Phase::Sweep, |i| self.cleanup(i, &scope, plan.lock));
+        // Beside others, a case's rows wait for the batch sweep; a global unique key's are
+        // removed at once (the next case holding the key needs its claim gone), and released
+        // Awa's queue storage is swept case by case.
+        let defer = !inner.alone && plan.lock.is_none() && matches!(self.target, Target::Contract);
+        let cleanup = if defer {
+            let mut unswept = lock(&self.unswept);
+            unswept.scopes.push(scope);
+            unswept.answered.append(&mut inner.answered);
+            Ok(())
+        } else {
+            timed(inner, Phase::Sweep, |i| {
+                self.cleanup(i, std::slice::from_ref(&scope), plan.lock)
+            })
+        };
         // Beside other cases the producer's stderr may be theirs too: attached all the same,
         // it is only shown with a failure.
         let stderr = lock(&self.producer).producer.take_diagnostics();
@@ -1002,12 +1047,32 @@ impl Session {
         }
     }
 
+    /// Remove the rows of the cases waiting for the batch sweep, once there are `at_least`:
+    /// their queues and their answered ids (ADR 0049). Beside others, the run login's rows
+    /// elsewhere stay (strays, for the count that sends a case to run alone); alone, they go.
+    fn sweep_unswept(&self, inner: &mut Inner, at_least: usize) -> Result<(), CaseFailure> {
+        let (scopes, answered) = {
+            let mut unswept = lock(&self.unswept);
+            if unswept.scopes.is_empty() || unswept.scopes.len() < at_least {
+                return Ok(());
+            }
+            (
+                std::mem::take(&mut unswept.scopes),
+                std::mem::take(&mut unswept.answered),
+            )
+        };
+        let mine = std::mem::replace(&mut inner.answered, answered);
+        let swept = self.cleanup(inner, &scopes, None);
+        inner.answered = mine;
+        swept
+    }
+
     /// Remove every row of the case's queues (and their claims), and what the producer's
     /// login wrote anywhere else (ADR 0049), then release its lock.
     fn cleanup(
         &self,
         inner: &mut Inner,
-        scope: &str,
+        scopes: &[String],
         key_lock: Option<(i32, i32)>,
     ) -> Result<(), CaseFailure> {
         let db = Arc::clone(&self.db);
@@ -1029,7 +1094,7 @@ impl Session {
         self.db
             .pg
             .block_on(async {
-                crate::contract::sweep::sweep_with(conn, &db, tables, scope, &[], by_login, None)
+                crate::contract::sweep::sweep_with(conn, &db, tables, scopes, &[], by_login, None)
                     .await
                     .map_err(|e| CaseFailure::harness(format!("removing the case's rows: {e}")))?;
                 if let (Some((k1, k2)), Some(unlock)) = (key_lock, &unlock) {

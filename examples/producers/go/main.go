@@ -1,9 +1,11 @@
 // Command awa-example-producer is an example Awa producer in Go (pgx v5) for the runner's producer protocol.
 //
 // It reads one enqueue request per line on stdin (docs/adapter-protocol.md), enqueues it
-// through <schema>.insert_job and answers on stdout. Canonical JSON, the BLAKE3 unique_key,
-// partition choice and routing expectations are computed here from docs/contract.md; the kit
-// is never called. It is an example, not a supported client.
+// through <schema>.insert_job and answers on stdout. Up to inFlight requests are answered at
+// once, each by a worker with a connection of its own (awa.Serve), in the order they finish.
+// Canonical JSON, the BLAKE3 unique_key, partition choice and routing expectations are
+// computed here from docs/contract.md; the kit is never called. It is an example, not a
+// supported client.
 //
 // Env: AWA_CONFORMANCE_DSN (libpq key=value or URL DSN).
 package main
@@ -23,10 +25,14 @@ import (
 const (
 	name    = "awa-example-go"
 	version = "0.1.0"
+	// inFlight is the hello's max_in_flight: how many requests the runner may send before
+	// reading an answer. Each is one insert_job round trip, so a few workers keep the database
+	// busy while others wait for it.
+	inFlight = 8
 )
 
 func main() {
-	awa.Main(name, version, []string{"enqueue", "errors"}, handle)
+	awa.MainInFlight(name, version, []string{"enqueue", "errors"}, inFlight, handle)
 }
 
 func handle(ctx context.Context, conn *pgx.Conn, req *awa.Request) map[string]any {

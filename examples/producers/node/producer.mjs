@@ -1,8 +1,11 @@
 // Example Awa producer in Node.js (node-postgres) speaking the runner's producer protocol (docs/adapter-protocol.md).
 //
 // Reads one enqueue request per line on stdin, enqueues it through `<schema>.insert_job` and
-// answers on stdout. Everything contract-specific (canonical JSON, BLAKE3 unique_key, partition,
-// routing expectations) is computed here from docs/contract.md; the kit is never called.
+// answers on stdout. The hello declares `max_in_flight`: up to that many requests are enqueued at
+// once, each on a pooled connection of its own, and each is answered with its seq once it has
+// committed, in whatever order they finish. Everything contract-specific (canonical JSON, BLAKE3
+// unique_key, partition, routing expectations) is computed here from docs/contract.md; the kit is
+// never called.
 // Env: AWA_CONFORMANCE_DSN (postgres:// URL).
 
 import readline from 'node:readline';
@@ -14,6 +17,9 @@ const NAME = 'awa-example-node';
 const VERSION = '0.1.0';
 // Protocol 3: a job also carries metadata and max_attempts, and run_at may have any offset.
 const PROTOCOL = 3;
+// Requests answered at once (hello.max_in_flight): the engine may send this many before it reads
+// an answer, and the pool holds as many connections, so none of them waits for a connection.
+const IN_FLIGHT = 8;
 
 function send(line) {
   process.stdout.write(line + '\n');
@@ -101,16 +107,50 @@ function refusedFromDb(err) {
   return { sqlstate: err.code, code, message: err.message };
 }
 
+// Answers one enqueue request on a connection of the pool; never throws (every outcome is one
+// answer line). The connection is held from the request's first query to its answer, so its
+// queries run in order and no other request's query waits behind them.
+async function answer(pool, req) {
+  let client;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    // No connection is a fault of this producer, not the database refusing the job.
+    send(JSON.stringify({ seq: req.seq, error: `no connection: ${err && err.message ? err.message : err}` }));
+    return;
+  }
+  try {
+    send(await enqueue(client, req));
+  } catch (err) {
+    if (err instanceof Refusal) send(JSON.stringify({ seq: req.seq, refused: { sqlstate: null, code: err.code, message: err.message } }));
+    else if (err instanceof pg.DatabaseError) send(JSON.stringify({ seq: req.seq, refused: refusedFromDb(err) }));
+    else send(JSON.stringify({ seq: req.seq, error: String(err && err.stack ? err.stack : err) }));
+  } finally {
+    // Back to the pool for the next request (the pool closes a connection that broke).
+    client.release();
+  }
+}
+
 async function main() {
   const dsn = process.env.AWA_CONFORMANCE_DSN;
   if (!dsn) {
     process.stderr.write(`${NAME}: AWA_CONFORMANCE_DSN is not set (the runner sets it)\n`);
     process.exit(2);
   }
-  const client = new pg.Client({ connectionString: dsn, application_name: NAME });
-  await client.connect();
-  send(JSON.stringify({ type: 'hello', protocol: PROTOCOL, implementation: { name: NAME, version: VERSION }, capabilities: ['enqueue', 'errors'] }));
+  // Connections are opened on demand, at most one per request in flight.
+  const pool = new pg.Pool({ connectionString: dsn, application_name: NAME, max: IN_FLIGHT });
+  // An idle connection that dies is dropped by the pool and reopened by a later request; without
+  // a listener its error event would crash the producer.
+  pool.on('error', (err) => process.stderr.write(`${NAME}: idle connection lost: ${err.message}\n`));
+  // One connection before the hello: an unreachable database fails the start, not every request.
+  (await pool.connect()).release();
+  send(JSON.stringify({
+    type: 'hello', protocol: PROTOCOL, implementation: { name: NAME, version: VERSION },
+    capabilities: ['enqueue', 'errors'], max_in_flight: IN_FLIGHT,
+  }));
 
+  // The requests taken and not answered yet: each removes itself once its answer is written.
+  const inFlight = new Set();
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === '') continue;
@@ -120,15 +160,15 @@ async function main() {
       send(JSON.stringify({ seq: req.seq ?? null, error: `unknown request type ${JSON.stringify(req.type)}` }));
       continue;
     }
-    try {
-      send(await enqueue(client, req));
-    } catch (err) {
-      if (err instanceof Refusal) send(JSON.stringify({ seq: req.seq, refused: { sqlstate: null, code: err.code, message: err.message } }));
-      else if (err instanceof pg.DatabaseError) send(JSON.stringify({ seq: req.seq, refused: refusedFromDb(err) }));
-      else send(JSON.stringify({ seq: req.seq, error: String(err && err.stack ? err.stack : err) }));
-    }
+    // Not awaited: the next request is read while this one waits on the database. The engine
+    // sends at most IN_FLIGHT before it reads an answer; were it to send more, they would wait
+    // in the pool's queue for a connection.
+    const done = answer(pool, req).finally(() => inFlight.delete(done));
+    inFlight.add(done);
   }
-  await client.end();
+  // stop or EOF: nothing more is read, but every request already taken is answered first.
+  await Promise.all(inFlight);
+  await pool.end();
 }
 
 main().catch((err) => {

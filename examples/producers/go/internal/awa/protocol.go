@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,12 +64,19 @@ type Request struct {
 	Jobs   []Job  `json:"jobs"`
 }
 
-// Handler answers one request other than `stop`.
+// Handler answers one request other than `stop`. With several requests in flight it runs in
+// several goroutines at once, each with a connection of its own.
 type Handler func(ctx context.Context, conn *pgx.Conn, req *Request) map[string]any
 
-// Main is a command's main: Serve, and on an error a line on stderr and exit status 1.
+// Main is a command's main that answers one request at a time: see MainInFlight.
 func Main(name, version string, capabilities []string, handle Handler) {
-	if err := Serve(name, version, capabilities, handle); err != nil {
+	MainInFlight(name, version, capabilities, 1, handle)
+}
+
+// MainInFlight is a command's main: Serve with inFlight workers, and on an error a line on
+// stderr and exit status 1.
+func MainInFlight(name, version string, capabilities []string, inFlight int, handle Handler) {
+	if err := Serve(name, version, capabilities, inFlight, handle); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
@@ -75,37 +84,69 @@ func Main(name, version string, capabilities []string, handle Handler) {
 
 // Serve connects to AWA_CONFORMANCE_DSN (libpq key=value or URL DSN), says hello on stdout,
 // and answers each request line on stdin with handle until `stop` or the end of stdin.
-func Serve(name, version string, capabilities []string, handle Handler) error {
+//
+// inFlight workers answer the requests, each on its own connection: a pgx.Conn runs one
+// statement at a time, so requests answered at once need a connection each. Above 1 the
+// hello declares it as `max_in_flight`, and the runner may send that many requests before
+// reading an answer; each answer carries its request's seq and they come in any order.
+func Serve(name, version string, capabilities []string, inFlight int, handle Handler) error {
 	ctx := context.Background()
 	dsn := os.Getenv("AWA_CONFORMANCE_DSN")
 	if dsn == "" {
 		return errors.New("AWA_CONFORMANCE_DSN is not set (the runner sets it)")
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-
-	out := bufio.NewWriter(os.Stdout)
-	send := func(v any) error {
-		b, err := json.Marshal(v)
+	// Every connection is opened before the hello: an unreachable database fails the start,
+	// not a request.
+	conns := make([]*pgx.Conn, inFlight)
+	for i := range conns {
+		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
 			return err
 		}
-		out.Write(append(b, '\n'))
-		return out.Flush() // one request at a time: the runner waits for this line
+		defer conn.Close(ctx)
+		conns[i] = conn
 	}
-	if err := send(map[string]any{"type": "hello", "protocol": Protocol,
+
+	out := &lineWriter{w: bufio.NewWriter(os.Stdout)}
+	hello := map[string]any{"type": "hello", "protocol": Protocol,
 		"implementation": map[string]string{"name": name, "version": version},
-		"capabilities":   capabilities}); err != nil {
+		"capabilities":   capabilities}
+	if inFlight > 1 {
+		hello["max_in_flight"] = inFlight // absent, the runner sends one request at a time
+	}
+	if err := out.send(hello); err != nil {
 		return err
 	}
 
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 0, 64*1024), 4<<20) // the protocol caps a line at 1 MiB
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
+	// The channel is unbuffered: the reader hands a request over only when a worker is free to
+	// take it, so no request waits in a queue. A worker writes its answer only after handle
+	// returns, that is after the request's statement has committed.
+	requests := make(chan *Request)
+	var wg sync.WaitGroup
+	for _, conn := range conns {
+		wg.Go(func() {
+			for req := range requests {
+				out.send(handle(ctx, conn, req)) // a failed write is kept in out.err
+			}
+		})
+	}
+	err := read(os.Stdin, requests)
+	// No more requests (stop, the end of stdin or a line that is not JSON): the workers answer
+	// every request they took, then end.
+	close(requests)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return out.err
+}
+
+// read hands each request line of in to the workers, until `stop` or the end of in.
+func read(in io.Reader, requests chan<- *Request) error {
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 0, 64*1024), 4<<20) // the protocol caps a line at 1 MiB
+	for lines.Scan() {
+		line := strings.TrimSpace(lines.Text())
 		if line == "" {
 			continue
 		}
@@ -116,11 +157,34 @@ func Serve(name, version string, capabilities []string, handle Handler) error {
 		if req.Type == "stop" {
 			return nil
 		}
-		if err := send(handle(ctx, conn, &req)); err != nil {
-			return err
-		}
+		requests <- &req
 	}
-	return in.Err()
+	return lines.Err()
+}
+
+// lineWriter writes one JSON line per answer. Workers answer at once, so a line is written
+// and flushed whole under the mutex: two answers never interleave. The first error is kept
+// (stdout closed: the runner is gone) and every later line is dropped.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error
+}
+
+func (o *lineWriter) send(v any) error {
+	b, err := json.Marshal(v)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if err != nil {
+		o.err = err
+		return err
+	}
+	o.w.Write(append(b, '\n'))
+	o.err = o.w.Flush() // the runner may be waiting for this very line
+	return o.err
 }
 
 // Prepared is what a producer computes for one job before SQL.

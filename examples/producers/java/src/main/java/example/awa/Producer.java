@@ -1,17 +1,22 @@
 // Example Awa producer in Java (pgjdbc) for the runner's producer protocol (docs/adapter-protocol.md).
 //
 // Reads one enqueue request per line on stdin, enqueues it through <schema>.insert_job and
-// answers on stdout. Canonical JSON, the BLAKE3 unique_key, partition choice and routing
-// expectations are computed here from docs/contract.md; the kit is never called.
+// answers on stdout. The hello declares max_in_flight: a fixed pool of worker threads, each with
+// its own connection, enqueues up to that many requests at once and answers each with its seq
+// once it has committed, in whatever order they finish. Canonical JSON, the BLAKE3 unique_key,
+// partition choice and routing expectations are computed here from docs/contract.md; the kit is
+// never called.
 // Env: AWA_CONFORMANCE_DSN (postgres:// URL).
 package example.awa;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +31,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
@@ -34,7 +41,13 @@ public final class Producer {
   private static final String VERSION = "0.1.0";
   // Protocol 3: a job also carries metadata and max_attempts, and run_at may have any offset.
   private static final int PROTOCOL = 3;
+  // Requests answered at once (hello.max_in_flight): the engine may send this many before it
+  // reads an answer, and as many workers, each with its own connection, take them, so none of
+  // them waits for another's statement (a JDBC connection runs one statement at a time).
+  private static final int IN_FLIGHT = 8;
   private static final ObjectMapper JSON = new ObjectMapper();
+  // Handed to each worker once no more requests will come: it ends after the requests it took.
+  private static final JsonNode END = JSON.createObjectNode();
 
   private final Connection conn;
 
@@ -49,27 +62,95 @@ public final class Producer {
       System.exit(2);
     }
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    try (Connection conn = connect(dsn)) {
-      conn.setAutoCommit(true); // one statement per job: committed before the answer
-      Producer p = new Producer(conn);
+    List<Connection> conns = new ArrayList<>();
+    try {
+      // Every connection is opened before the hello: an unreachable database fails the start,
+      // not a request.
+      for (int i = 0; i < IN_FLIGHT; i++) {
+        Connection conn = connect(dsn);
+        conns.add(conn);
+        conn.setAutoCommit(true); // one statement per job: committed before the answer
+      }
       ObjectNode hello = JSON.createObjectNode().put("type", "hello").put("protocol", PROTOCOL);
       hello.putObject("implementation").put("name", NAME).put("version", VERSION);
       hello.putArray("capabilities").add("enqueue").add("errors");
-      out.println(JSON.writeValueAsString(hello));
+      hello.put("max_in_flight", IN_FLIGHT); // absent, the engine sends one request at a time
+      send(out, hello);
+      serve(conns, out);
+    } finally {
+      for (Connection conn : conns) conn.close();
+    }
+  }
+
+  /**
+   * Hands each request line on stdin to the workers until stop or the end of stdin, then lets
+   * every worker answer the requests it took and waits for them.
+   */
+  private static void serve(List<Connection> conns, PrintStream out) throws Exception {
+    // Unbounded, so that handing over END never blocks; it holds few requests all the same: the
+    // engine sends at most IN_FLIGHT before it reads an answer, and a worker answers only after
+    // its request has committed.
+    BlockingQueue<JsonNode> requests = new LinkedBlockingQueue<>();
+    List<Thread> workers = new ArrayList<>();
+    for (Connection conn : conns) {
+      Producer p = new Producer(conn);
+      Thread worker = new Thread(() -> p.work(requests, out), NAME + "-worker-" + workers.size());
+      worker.start();
+      workers.add(worker);
+    }
+    try {
       BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       for (String line; (line = in.readLine()) != null; ) {
         if (line.isBlank()) continue;
         JsonNode req = JSON.readTree(line);
-        String type = req.path("type").asText();
-        if (type.equals("stop")) break;
-        ObjectNode answer = JSON.createObjectNode().put("seq", req.path("seq").asLong());
-        if (!type.equals("enqueue")) {
-          answer.put("error", "unknown request type " + type);
-        } else {
-          p.enqueue(req, answer);
-        }
-        out.println(JSON.writeValueAsString(answer));
+        if (req.path("type").asText().equals("stop")) break;
+        requests.put(req);
       }
+    } finally {
+      // No more requests (stop, the end of stdin or a line that is not JSON): every request
+      // already taken is still answered before the connections close.
+      for (int i = 0; i < workers.size(); i++) requests.put(END);
+      for (Thread worker : workers) worker.join();
+    }
+  }
+
+  /** One worker: takes requests one at a time and answers each on this producer's connection. */
+  private void work(BlockingQueue<JsonNode> requests, PrintStream out) {
+    try {
+      for (JsonNode req; (req = requests.take()) != END; ) {
+        send(out, answer(req));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // nothing interrupts a worker; if it were, it ends
+    }
+  }
+
+  /** The answer to one request other than stop; every outcome is an answer, nothing throws. */
+  private ObjectNode answer(JsonNode req) {
+    String type = req.path("type").asText();
+    ObjectNode answer = JSON.createObjectNode().put("seq", req.path("seq").asLong());
+    if (!type.equals("enqueue")) {
+      answer.put("error", "unknown request type " + type);
+    } else {
+      enqueue(req, answer);
+    }
+    return answer;
+  }
+
+  /**
+   * Writes one message as one line. Workers answer at once, so the line is written and flushed
+   * under the stream's lock: two answers never interleave, and the engine, which may be waiting
+   * for this very line, gets it at once (the stream flushes on println).
+   */
+  private static void send(PrintStream out, JsonNode message) {
+    String line;
+    try {
+      line = JSON.writeValueAsString(message);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e); // a tree of strings and numbers always serialises
+    }
+    synchronized (out) {
+      out.println(line);
     }
   }
 

@@ -701,6 +701,11 @@ fn several_in_flight_keep_every_verdict() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let held: u64 = std::fs::read_to_string(&peak).unwrap().parse().unwrap();
     assert!(held > 1, "the producer never held more than {held} request");
+    assert_eq!(
+        report["provenance"]["extra"]["producer_in_flight"], "4 of max_in_flight 4",
+        "{}",
+        report["provenance"]
+    );
     let (one_out, one) = run_with_report(
         &s,
         &["--producer", &with(&four), "--test-threads", "1", filter],
@@ -710,6 +715,10 @@ fn several_in_flight_keep_every_verdict() {
     assert_eq!(
         held_alone, 1,
         "--test-threads 1 sends one request at a time"
+    );
+    assert_eq!(
+        one["provenance"]["extra"]["producer_in_flight"],
+        "1 of max_in_flight 4"
     );
     let passed = cases_with(&report, "passed");
     assert_eq!(passed, cases_with(&one, "passed"));

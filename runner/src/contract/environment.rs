@@ -180,6 +180,37 @@ pub async fn check(
     Ok(support)
 }
 
+/// The sessions the run's login may still open on the server behind `pg`: the fewest free
+/// slots of the server, the role's and the database's limits (as the preflight counts them).
+/// A producer declaring `max_in_flight` is given no more lanes than fit (ADR 0057).
+///
+/// # Errors
+/// [`PgError`] when the catalog cannot be read.
+pub async fn free_slots(pg: &Pg) -> Result<i64, PgError> {
+    let client = pg.connect().await?;
+    let q = |e: tokio_postgres::Error| PgError::Db(pg.describe(&e));
+    let superuser: bool = client
+        .query_one(include_str!("../../sql/env_state.sql"), &[])
+        .await
+        .map_err(q)?
+        .get(3);
+    let row = client
+        .query_one(include_str!("../../sql/env_connections.sql"), &[])
+        .await
+        .map_err(q)?;
+    let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
+    let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
+        (row.get(3), row.get(4), row.get(5), row.get(6));
+    let mut free = i64::from(max - if superuser { 0 } else { reserved } - used);
+    if !superuser && role_limit >= 0 {
+        free = free.min(i64::from(role_limit - role_used));
+    }
+    if !superuser && db_limit >= 0 {
+        free = free.min(i64::from(db_limit - db_used));
+    }
+    Ok(free)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

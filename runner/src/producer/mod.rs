@@ -711,6 +711,7 @@ pub fn run_trials(
     if selection.test_threads == Some(1) {
         session.limit_lanes(1);
     }
+    fit_lanes(ctx, &session, db, selection.test_threads);
     let hello = session.hello();
     ctx.set_provenance(
         SUITE,
@@ -724,6 +725,46 @@ pub fn run_trials(
         trials(ctx, Some(&session), no_db_reason, vectors, selection),
         Some(session),
     ))
+}
+
+/// No more lanes than the server's free connection slots allow: each lane is a session of the
+/// runner's and about one of the producer's, beside what the rest of the run may still open
+/// (its pools, the race suite's sessions, its own). The lanes used are recorded in the
+/// provenance (`producer_in_flight`), with the reason when fewer than declared.
+fn fit_lanes(
+    ctx: &RunContext,
+    session: &engine::Session,
+    db: &DbSetup,
+    test_threads: Option<usize>,
+) {
+    let declared = session.hello().in_flight();
+    let mut lanes = session.lanes();
+    let mut why = String::new();
+    if lanes > 1 {
+        let threads = crate::contract::environment::test_threads(test_threads);
+        let rest = crate::contract::environment::connections_needed(threads, false);
+        let free = db
+            .pg
+            .block_on(crate::contract::environment::free_slots(&db.pg))
+            .ok()
+            .and_then(Result::ok);
+        if let Some(free) = free {
+            let rest = i64::try_from(rest).unwrap_or(i64::MAX);
+            let fit = usize::try_from((free.saturating_sub(rest)) / 2).unwrap_or(0);
+            if fit < lanes {
+                lanes = fit.max(1);
+                session.limit_lanes(lanes);
+                why = format!(
+                    " (the server has {free} free connection slots: the rest of the run may \
+                     use {rest}, and each request in flight takes 2)"
+                );
+            }
+        }
+    }
+    ctx.set_provenance(
+        "producer_in_flight",
+        format!("{lanes} of max_in_flight {declared}{why}"),
+    );
 }
 
 #[cfg(test)]

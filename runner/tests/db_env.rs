@@ -291,6 +291,99 @@ fn too_few_connections_is_one_line_exit_4() {
     assert!(!line.contains("server is running"), "{line}");
 }
 
+/// ADR 0057: a producer declaring more requests in flight than the runner's role has free
+/// connection slots for (here `CONNECTION LIMIT 15`, which the preflight of a producer run with
+/// 2 test threads accepts) is given fewer lanes, the provenance says how many and why, and the
+/// run still checks every case. Before that, the same role outside the owner of job_routing is
+/// refused at preflight (exit 4, one line naming the GRANT): it would read every stored job as
+/// missing and blame the producer.
+fn lanes_fit_the_free_connection_slots() {
+    let _turn = serial();
+    let dsn = dsn();
+    let s = Scratch::install(&dsn, "lanes");
+    let role = capable_runner(&dsn, &s, "lanes", "CONNECTION LIMIT 15");
+    // The runner reads a producer's jobs back through job_routing: a member of its owner.
+    let owner = scalar(
+        &dsn,
+        &format!(
+            "SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE proname = 'job_routing' \
+             AND pronamespace = '{}'::regnamespace",
+            s.schema
+        ),
+    );
+    let out = run(
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--producer",
+            "exit 3",
+            "-q",
+            "producer::",
+        ],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let line = error_line(&out);
+    assert!(
+        line.contains(&format!("is not a member of \"{owner}\"")),
+        "{line}"
+    );
+    sql(&dsn, &format!("GRANT \"{owner}\" TO \"{}\"", role.name));
+    let exe = std::env::current_exe().unwrap();
+    let producer = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("test_producer");
+    let cmd = format!("AWA_TEST_PRODUCER_IN_FLIGHT=8 {}", producer.display());
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let out = run(
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--test-threads",
+            "2",
+            "--producer",
+            &cmd,
+            "--report-json",
+            report.to_str().unwrap(),
+            "-q",
+            "producer::routing_precedence::",
+        ],
+        &[],
+        300,
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{:?}",
+        text(&out.stderr),
+        report["cases"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["status"] == "failed"))
+            .map(|c| &c["message"])
+    );
+    let lanes = report["provenance"]["extra"]["producer_in_flight"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let used: usize = lanes.split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        (1..8).contains(&used) && lanes.contains("of max_in_flight 8 (the server has"),
+        "{lanes}"
+    );
+}
+
 fn role_and_database_timeouts_cannot_break_a_run() {
     let _turn = serial();
     let dsn = dsn();
@@ -807,6 +900,11 @@ fn main() {
             "too_few_connections_is_one_line_exit_4",
             Gate::Dsn,
             too_few_connections_is_one_line_exit_4,
+        ),
+        (
+            "lanes_fit_the_free_connection_slots",
+            Gate::Dsn,
+            lanes_fit_the_free_connection_slots,
         ),
         (
             "role_and_database_timeouts_cannot_break_a_run",

@@ -177,6 +177,28 @@ pub async fn check(
             short.join(", and ")
         )));
     }
+    if producer && needs_role {
+        let owner = client
+            .query_opt(
+                include_str!("../../sql/env_producer_reader.sql"),
+                &[&schema.as_str()],
+            )
+            .await
+            .map_err(q)?;
+        if let Some(owner) = owner {
+            let owner: String = owner.get(0);
+            return Err(EnvironmentError::Privileges(format!(
+                "role {} is not a member of {}, the owner of {}.job_routing, so it would read \
+                 every job a producer stores as missing and blame the producer; run as that \
+                 owner (the role that ran `schema install`), or GRANT {} TO {}",
+                quote_ident(pg.dsn().user()),
+                quote_ident(&owner),
+                schema.quoted(),
+                quote_ident(&owner),
+                quote_ident(pg.dsn().user())
+            )));
+        }
+    }
     Ok(support)
 }
 

@@ -916,6 +916,40 @@ fn a_producer_hanging_on_every_request_stops_the_run() {
     assert_clean(&s);
 }
 
+/// The same with 4 requests in flight (ADR 0057): a timeout's restart cuts the other requests
+/// in flight off, and those are no answers, so the count of timeouts in a row still reaches
+/// the limit and the run stops within a few cycles instead of timing out on every case.
+fn a_producer_hanging_with_several_in_flight_stops_the_run() {
+    let s = Scratch::install(&dsn(), "prod_hang4");
+    let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=hang_on=producer::");
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--adapter-timeout",
+            "1",
+            "--max-consecutive-timeouts",
+            "2",
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let errors = report["run_errors"].to_string();
+    assert!(errors.contains("on 2 requests in a row"), "{errors}");
+    let summary = &report["summary"];
+    let (total, errored) = (
+        summary["total"].as_u64().unwrap(),
+        summary["errored"].as_u64().unwrap(),
+    );
+    assert!(total > 100, "{summary}");
+    assert!(
+        errored <= 3 * 4 + 4,
+        "a few cycles of 4 in flight, then the run stops: {summary}"
+    );
+    assert_clean(&s);
+}
+
 fn list_does_not_start_the_producer() {
     let out = db_support::run(
         &[
@@ -1292,6 +1326,11 @@ fn main() {
             "one_case_leaving_an_extra_row_fails_alone",
             Gate::Dsn,
             one_case_leaving_an_extra_row_fails_alone,
+        ),
+        (
+            "a_producer_hanging_with_several_in_flight_stops_the_run",
+            Gate::Dsn,
+            a_producer_hanging_with_several_in_flight_stops_the_run,
         ),
         (
             "several_in_flight_keep_every_verdict",

@@ -356,6 +356,17 @@ impl Session {
             .map(|l| unresponsive_message(l.limit, self.timeout))
     }
 
+    /// Count a request's end towards the timeout limit: an answer resets it, a timeout adds
+    /// one, any other fault leaves it as it is (with several in flight, the requests a
+    /// timeout's restart cut off are no answers either).
+    fn count_answer(&self, fault: Option<&ProducerFault>) {
+        match fault {
+            None => self.count_timeout(false),
+            Some(ProducerFault::Timeout(_)) => self.count_timeout(true),
+            Some(_) => {}
+        }
+    }
+
     /// Count a request's end towards the timeout limit.
     fn count_timeout(&self, timed_out: bool) {
         let in_a_row = {
@@ -838,7 +849,7 @@ impl Session {
             (slot.producer.send(&request, self.timeout), slot.generation)
         };
         let answer = pending.and_then(|wait| wait());
-        self.count_timeout(matches!(answer, Err(ProducerFault::Timeout(_))));
+        self.count_answer(answer.as_ref().err());
         if let Ok(EnqueueAnswer::Enqueued { job_id, .. }) = &answer {
             inner.answered.push(*job_id);
         }

@@ -33,7 +33,7 @@ impl Session {
             };
             (slot.producer.bulk(&request, self.timeout), slot.generation)
         };
-        self.count_timeout(matches!(answer, Err(ProducerFault::Timeout(_))));
+        self.count_answer(answer.as_ref().err());
         if let Ok(BulkAnswer::Published(ids)) = &answer {
             inner.answered.extend_from_slice(ids);
         }

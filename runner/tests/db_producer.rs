@@ -686,8 +686,9 @@ fn one_case_leaving_an_extra_row_fails_alone() {
 /// more than one), and every verdict is the one a run sending one at a time gives
 /// (`--test-threads 1`): all pass when it is right; when one case leaves an extra row, in its
 /// own queue or outside the run's queues, that case alone fails with the same message, and
-/// nothing is left; when it crashes, no case is judged nonconformant, the cases in flight
-/// error naming the fault, and the run goes on.
+/// nothing is left; when it writes a job into another request's queue, the producer as a
+/// whole fails; when it crashes, no case is judged nonconformant, the cases in flight error
+/// naming the fault, and the run goes on.
 fn several_in_flight_keep_every_verdict() {
     let s = Scratch::install(&dsn(), "prod_flight");
     let dir = tempfile::tempdir().unwrap();
@@ -755,6 +756,39 @@ fn several_in_flight_keep_every_verdict() {
         assert_clean(&s);
         assert!(stray_rows(&s).is_empty(), "{how}: the stray row stayed");
     }
+
+    // A job written into the queue of another request in flight: the case it lands in fails
+    // beside others and passes alone, and so does the writer; the producer as a whole fails
+    // (producer::coverage) and names the case touched, with how to find the writer.
+    let cmd = with(&format!(
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=cross_on={victim}"
+    ));
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = messages(&report, "failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].0, "producer::coverage");
+    assert!(
+        failed[0]
+            .1
+            .contains("the request at fault could not be named")
+            && failed[0].1.contains("--test-threads 1"),
+        "{}",
+        failed[0].1
+    );
+    assert!(messages(&report, "errored").is_empty());
+    assert_clean(&s);
+    // producer::coverage not selected: a run error, never a silent pass.
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert!(
+        report["run_errors"]
+            .to_string()
+            .contains("the request at fault could not be named"),
+        "{}",
+        report["run_errors"]
+    );
+    assert_clean(&s);
 
     let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=crash_after=7");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);

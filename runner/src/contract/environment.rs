@@ -123,45 +123,8 @@ pub async fn check(
             schema.quoted()
         )));
     }
-    let row = client
-        .query_one(include_str!("../../sql/env_connections.sql"), &[])
-        .await
-        .map_err(q)?;
-    let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
-    let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
-        (row.get(3), row.get(4), row.get(5), row.get(6));
+    let limits = connection_limits(&client, pg, superuser).await.map_err(q)?;
     let need = connections_needed(test_threads, producer);
-    let server_free = max - if superuser { 0 } else { reserved } - used;
-    let mut limits = vec![(
-        server_free,
-        format!(
-            "the server allows {server_free} more (max_connections {max}{}, {used} in use)",
-            if superuser {
-                String::new()
-            } else {
-                format!(", {reserved} reserved")
-            }
-        ),
-    )];
-    if !superuser && role_limit >= 0 {
-        limits.push((
-            role_limit - role_used,
-            format!(
-                "role {} allows {} more (CONNECTION LIMIT {role_limit}, {role_used} in use)",
-                quote_ident(pg.dsn().user()),
-                role_limit - role_used
-            ),
-        ));
-    }
-    if !superuser && db_limit >= 0 {
-        limits.push((
-            db_limit - db_used,
-            format!(
-                "the database allows {} more (CONNECTION LIMIT {db_limit}, {db_used} in use)",
-                db_limit - db_used
-            ),
-        ));
-    }
     let short: Vec<String> = limits
         .into_iter()
         .filter(|(free, _)| usize::try_from(*free).map_or(true, |f| f < need))
@@ -202,9 +165,56 @@ pub async fn check(
     Ok(support)
 }
 
-/// The sessions the run's login may still open on the server behind `pg`: the fewest free
-/// slots of the server, the role's and the database's limits (as the preflight counts them).
-/// A producer declaring `max_in_flight` is given no more lanes than fit (ADR 0057).
+/// The connection limits that apply to the role of `client` (a superuser: the server's only),
+/// each as (free slots, the sentence a refusal shows).
+async fn connection_limits(
+    client: &tokio_postgres::Client,
+    pg: &Pg,
+    superuser: bool,
+) -> Result<Vec<(i32, String)>, tokio_postgres::Error> {
+    let row = client
+        .query_one(include_str!("../../sql/env_connections.sql"), &[])
+        .await?;
+    let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
+    let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
+        (row.get(3), row.get(4), row.get(5), row.get(6));
+    let server_free = max - if superuser { 0 } else { reserved } - used;
+    let mut limits = vec![(
+        server_free,
+        format!(
+            "the server allows {server_free} more (max_connections {max}{}, {used} in use)",
+            if superuser {
+                String::new()
+            } else {
+                format!(", {reserved} reserved")
+            }
+        ),
+    )];
+    if !superuser && role_limit >= 0 {
+        limits.push((
+            role_limit - role_used,
+            format!(
+                "role {} allows {} more (CONNECTION LIMIT {role_limit}, {role_used} in use)",
+                quote_ident(pg.dsn().user()),
+                role_limit - role_used
+            ),
+        ));
+    }
+    if !superuser && db_limit >= 0 {
+        limits.push((
+            db_limit - db_used,
+            format!(
+                "the database allows {} more (CONNECTION LIMIT {db_limit}, {db_used} in use)",
+                db_limit - db_used
+            ),
+        ));
+    }
+    Ok(limits)
+}
+
+/// The sessions the run's role may still open on the server behind `pg`: the fewest free
+/// slots of the limits the preflight checks ([`connection_limits`]). A producer declaring
+/// `max_in_flight` is given no more lanes than fit (ADR 0057).
 ///
 /// # Errors
 /// [`PgError`] when the catalog cannot be read.
@@ -216,21 +226,12 @@ pub async fn free_slots(pg: &Pg) -> Result<i64, PgError> {
         .await
         .map_err(q)?
         .get(3);
-    let row = client
-        .query_one(include_str!("../../sql/env_connections.sql"), &[])
-        .await
-        .map_err(q)?;
-    let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
-    let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
-        (row.get(3), row.get(4), row.get(5), row.get(6));
-    let mut free = i64::from(max - if superuser { 0 } else { reserved } - used);
-    if !superuser && role_limit >= 0 {
-        free = free.min(i64::from(role_limit - role_used));
-    }
-    if !superuser && db_limit >= 0 {
-        free = free.min(i64::from(db_limit - db_used));
-    }
-    Ok(free)
+    let limits = connection_limits(&client, pg, superuser).await.map_err(q)?;
+    Ok(limits
+        .iter()
+        .map(|(free, _)| i64::from(*free))
+        .min()
+        .unwrap_or(0))
 }
 
 #[cfg(test)]

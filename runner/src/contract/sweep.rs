@@ -473,19 +473,12 @@ pub async fn count_jobs_with(
 ) -> Result<i64, PgError> {
     let s = db.schema.quoted();
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    let counts = tables
-        .0
-        .iter()
-        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"))
+    let counts = job_tables(tables)
         .map(|t| {
-            let login = t
-                .login
-                .as_deref()
-                .map_or_else(|| "NULL::text".to_owned(), quote_ident);
             include_str!("../../sql/job_rows.sql")
                 .replace("@S@", s)
                 .replace("@T@", &quote_ident(&t.name))
-                .replace("@L@", &login)
+                .replace("@L@", &login_column(t))
         })
         .collect::<Vec<_>>();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
@@ -523,19 +516,12 @@ pub async fn count_split_with(
 ) -> Result<(i64, i64), PgError> {
     let s = db.schema.quoted();
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
-    let counts = tables
-        .0
-        .iter()
-        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"))
+    let counts = job_tables(tables)
         .map(|t| {
-            let login = t
-                .login
-                .as_deref()
-                .map_or_else(|| "NULL::text".to_owned(), quote_ident);
             include_str!("../../sql/job_rows_split.sql")
                 .replace("@S@", s)
                 .replace("@T@", &quote_ident(&t.name))
-                .replace("@L@", &login)
+                .replace("@L@", &login_column(t))
                 .replace("@ID@", id_column(t))
         })
         .collect::<Vec<_>>();
@@ -554,6 +540,22 @@ pub async fn count_split_with(
         strays += row.try_get::<_, i64>(1).map_err(err)?;
     }
     Ok((own, strays))
+}
+
+/// The tables that hold jobs: a queue and a job id column (`id` or `job_id`), not the bulk
+/// staging table (which records `staged_by`).
+fn job_tables(tables: &Tables) -> impl Iterator<Item = &SweepTable> {
+    tables
+        .0
+        .iter()
+        .filter(|t| t.queue && (t.id || t.job_id) && t.login.as_deref() != Some("staged_by"))
+}
+
+/// A table's login column, quoted, or `NULL::text` when it records none.
+fn login_column(t: &SweepTable) -> String {
+    t.login
+        .as_deref()
+        .map_or_else(|| "NULL::text".to_owned(), quote_ident)
 }
 
 /// The schema's tables as the sweep and the job count see them, read once

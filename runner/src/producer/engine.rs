@@ -239,6 +239,9 @@ pub struct Session {
     stopped: Mutex<Option<Stopped>>,
     /// Cases run beside others whose rows wait for the batch sweep.
     unswept: Mutex<Unswept>,
+    /// Cases that failed beside others and passed alone: another request in flight touched
+    /// their rows, and which one cannot be told (judged by [`Self::coverage`]).
+    unattributed: Mutex<Vec<String>>,
 }
 
 /// Whether the run was asked to stop.
@@ -308,6 +311,7 @@ impl Session {
             tallies: Mutex::new(std::collections::BTreeMap::new()),
             stopped: Mutex::new(None),
             unswept: Mutex::new(Unswept::default()),
+            unattributed: Mutex::new(Vec::new()),
         }))
     }
 
@@ -423,7 +427,8 @@ impl Session {
         })
     }
 
-    /// `producer::coverage` over the cases run so far: a finding when the producer skipped
+    /// `producer::coverage` over the cases run so far: a finding when rows of a case were
+    /// touched by another request in flight (`unattributed`), or when the producer skipped
     /// every case of a capability it declared ([`judge::coverage`]); not applicable when no
     /// case ran (nothing to judge as a whole, and never a pass).
     ///
@@ -438,8 +443,30 @@ impl Session {
                     .to_owned(),
             ));
         }
+        if let Some(touched) = self.unattributed() {
+            return Err(CaseFailure::new(touched));
+        }
         let program = format!("producer {}", self.hello().implementation.name);
         judge::coverage(&program, "cases", &tallies).map(|()| Verdict::Passed)
+    }
+
+    /// The finding when another request in flight wrote into (or removed from) the rows of
+    /// cases that pass alone: no case can be charged with it, so it is the producer's as a
+    /// whole (`producer::coverage`, or a run error when that case is not selected).
+    #[must_use]
+    pub fn unattributed(&self) -> Option<String> {
+        let touched = lock(&self.unattributed);
+        (!touched.is_empty()).then(|| {
+            format!(
+                "layer: payload: producer {} wrote into (or removed from) the queues of {} \
+                 case(s) while serving other requests in flight; each passes alone, so the \
+                 request at fault could not be named: rerun with --test-threads 1 to find it \
+                 (ADR 0057). {}",
+                self.hello().implementation.name,
+                touched.len(),
+                touched.join("; ")
+            )
+        })
     }
 
     /// Where the cases run so far spent their time, per phase (`--timings`).
@@ -496,6 +523,8 @@ impl Session {
             && !self.serial.load(Ordering::SeqCst)
             && !matches!(case.kind, Kind::Bulk(_));
         let mut outcome = None;
+        // The failure beside others that the run alone below confirms, if any.
+        let mut doubted = None;
         if beside {
             let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
             inner.alone = false;
@@ -517,6 +546,7 @@ impl Session {
                 // with one case in flight. A wrong value in the row of an id the producer
                 // answered this case is its own; a producer fault fails every request in
                 // flight, each naming the fault (ADR 0057).
+                doubted = out.err();
             } else {
                 outcome = Some(out);
             }
@@ -535,7 +565,19 @@ impl Session {
                     let none = [format!("{}_p0_", self.db.prefix())];
                     timed(&mut inner, Phase::Sweep, |i| self.cleanup(i, &none, None))?;
                 }
-                self.run_case(&mut inner, case)
+                let alone = self.run_case(&mut inner, case);
+                if let (Some(beside), Ok(Verdict::Passed)) = (&doubted, &alone) {
+                    // Alone it passes: another request in flight wrote into, or removed from,
+                    // this case's queues. That writer cannot be named now; the producer as a
+                    // whole fails (`producer::coverage`), and every later case runs alone.
+                    self.serial.store(true, Ordering::SeqCst);
+                    lock(&self.unattributed).push(format!(
+                        "{}: beside other requests in flight: {}",
+                        case.name,
+                        beside.message.lines().next().unwrap_or_default()
+                    ));
+                }
+                alone
             }
         };
         // Inside a case, not applicable only ever means the producer skipped it (a case the

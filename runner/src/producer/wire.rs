@@ -591,6 +591,38 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn max_in_flight_is_optional_bounded_and_named_when_wrong() {
+        let hello = |extra: &str| {
+            Hello::parse_line(&format!(
+                r#"{{"type":"hello","protocol":3,"capabilities":["enqueue"]{extra}}}"#
+            ))
+            .unwrap()
+        };
+        assert_eq!(hello("").in_flight(), 1);
+        assert!(hello("").check_enqueue().is_ok());
+        assert_eq!(hello(r#","max_in_flight":8"#).in_flight(), 8);
+        assert!(hello(r#","max_in_flight":64"#).check_enqueue().is_ok());
+        for bad in ["0", "65"] {
+            let err = hello(&format!(r#","max_in_flight":{bad}"#))
+                .check_enqueue()
+                .unwrap_err();
+            assert!(
+                err.contains(&format!("hello.max_in_flight is {bad}")) && err.contains("1 to 64"),
+                "{err}"
+            );
+        }
+        assert!(Hello::parse_line(
+            r#"{"type":"hello","protocol":3,"capabilities":["enqueue"],"max_in_flight":-1}"#
+        )
+        .unwrap_err()
+        .contains("not a valid hello"));
+        // Absent, it is not written back (a hello round-trips as the producer sent it).
+        assert!(!serde_json::to_string(&hello(""))
+            .unwrap()
+            .contains("max_in_flight"));
+    }
+
+    #[test]
     fn answers_round_trip_and_bad_ones_are_named() {
         for a in [
             EnqueueAnswer::Enqueued {

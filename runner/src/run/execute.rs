@@ -152,6 +152,10 @@ pub(super) fn execute(
                 verdict,
                 0.0,
             );
+        } else if let Some(touched) = session.unattributed() {
+            // A finding no selected case carries: never a silent pass.
+            super::report_error(&touched);
+            ctx.record_run_error(format!("producer: {touched}"));
         }
         if args.timings {
             let timings = session.timings();

@@ -7,7 +7,9 @@
 //! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
 //! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`,
 //! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
-//! commits a job it never answers into the queue `stray`, outside the run's queues) and
+//! commits a job it never answers into the queue `stray`, outside the run's queues),
+//! `cross_on=SUBSTR` (with several in flight, also commits a job into the queue of another
+//! request it holds, before that one is answered) and
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
 //! case whose name contains SUBSTR), `skip_on=SUBSTR` (answers `skipped` for a case whose name
 //! contains SUBSTR, though it declares what the case needs), `made_up_id` (answers a job id
@@ -122,12 +124,13 @@ const INSERT: &str = "SELECT job_id FROM @S@.insert_job($1::text, $2::text, $3::
     $4::smallint, $5::smallint, $6::text::timestamptz, $7::text::jsonb, $8::text[], $9::bytea, \
     @STATES@, $11::bytea, $12::bytea, $13::text::jsonb)";
 
-/// Commit a plain job of `job`'s kind into the queue `stray` (outside every run's queues)
+/// Commit a plain job of `job`'s kind into `queue` (`stray`: outside every run's queues)
 /// and return its id: the mistake of a producer that writes where it was not asked to.
 async fn stray_job(
     client: &tokio_postgres::Client,
     insert: &tokio_postgres::Statement,
     job: &Json,
+    queue: &str,
 ) -> i64 {
     let kind = job["kind"].as_str().unwrap().to_owned();
     client
@@ -135,7 +138,7 @@ async fn stray_job(
             insert,
             &[
                 &kind,
-                &"stray",
+                &queue,
                 &"{}",
                 &None::<i16>,
                 &None::<i16>,
@@ -165,6 +168,9 @@ struct Shared {
     /// Requests being answered now, and the most at once.
     held: AtomicU64,
     peak: AtomicU64,
+    /// The queues of the requests taken and not answered yet, by seq (several in flight): a
+    /// worker takes this lock to answer, so a job written under it lands before that answer.
+    unanswered: tokio::sync::Mutex<std::collections::BTreeMap<u64, String>>,
 }
 
 /// A connection of its own and the prepared `insert_job` call.
@@ -219,11 +225,28 @@ async fn answer(
     }
     let job = &req["job"];
     if on("stray_on=", case) {
-        let stray = stray_job(client, insert, job).await;
+        let stray = stray_job(client, insert, job, "stray").await;
         eprintln!("test-producer: also committed job {stray} into queue stray");
     }
+    if on("cross_on=", case) {
+        // Into the queue of another request in flight, before that one is answered.
+        for _ in 0..200 {
+            let unanswered = sh.unanswered.lock().await;
+            let other = unanswered
+                .iter()
+                .find(|(s, _)| **s != seq)
+                .map(|(_, q)| q.clone());
+            if let Some(queue) = other {
+                let id = stray_job(client, insert, job, &queue).await;
+                eprintln!("test-producer: also committed job {id} into queue {queue}");
+                break;
+            }
+            drop(unanswered);
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
     if on("misroute_on=", case) {
-        let id = stray_job(client, insert, job).await;
+        let id = stray_job(client, insert, job, "stray").await;
         return json!({"seq": seq, "job_id": id}).to_string();
     }
     let unknown = if protocol < 3 {
@@ -431,6 +454,7 @@ async fn main() {
         last_id: Mutex::new(None),
         held: AtomicU64::new(0),
         peak: AtomicU64::new(0),
+        unanswered: tokio::sync::Mutex::new(std::collections::BTreeMap::new()),
     });
     write_line(&hello.to_string());
     if in_flight <= 1 {
@@ -463,9 +487,15 @@ async fn main() {
                 let Some(req) = req else { break };
                 let now = sh.held.fetch_add(1, Ordering::SeqCst) + 1;
                 sh.peak.fetch_max(now, Ordering::SeqCst);
+                let seq = req["seq"].as_u64().unwrap_or_default();
+                let queue = req["job"]["queue"].as_str().unwrap_or_default().to_owned();
+                sh.unanswered.lock().await.insert(seq, queue);
                 let line = answer(&sh, &client, &insert, &req).await;
                 sh.held.fetch_sub(1, Ordering::SeqCst);
+                let mut unanswered = sh.unanswered.lock().await;
+                unanswered.remove(&seq);
                 write_line(&line);
+                drop(unanswered);
             }
         }));
     }

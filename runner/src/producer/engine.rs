@@ -531,11 +531,13 @@ impl Session {
             inner.strays_seen = false;
             inner.doubt = false;
             let out = self.run_case(&mut inner, case);
-            drop(shared);
-            // No gate: a batch holds finished cases only, each in queues of its own.
+            // Beside the others (a batch holds finished cases only, each in queues of its
+            // own), but inside the shared gate: a case alone, which counts every row of the
+            // run's login, must not see rows a batch has taken and not yet removed.
             timed(&mut inner, Phase::Sweep, |i| {
                 self.sweep_unswept(i, SWEEP_BATCH)
             })?;
+            drop(shared);
             if inner.strays_seen {
                 // Which case wrote the stray cannot be told while others are in flight
                 // (ADR 0057): from here on every case runs alone, this one again.

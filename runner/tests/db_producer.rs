@@ -855,6 +855,50 @@ fn answered_jobs_outside_the_run_are_removed_by_id_and_login() {
     assert_clean(&s);
 }
 
+/// A run deletes only what it created (README, "What a run leaves"): a producer answering the
+/// id of a job that existed before the run, enqueued by the very login the producer was
+/// given, fails its case, and the job and its unique claim are still there afterwards, with
+/// the run's own login and with `--producer-dsn` (where the engine removes answered jobs of
+/// that login written since the run began, ADR 0049).
+fn an_answered_foreign_job_is_never_removed() {
+    let s = Scratch::install(&dsn(), "prod_foreign");
+    let key = "0123456789abcdef0123456789abcdef";
+    let id = s.sql(&format!(
+        "SELECT (@S@.insert_job('send_email', 'before_run', p_unique_key => '\\x{key}'::bytea, \
+         p_unique_states => B'11111000'::varbit)).job_id::text"
+    ))[0][0]
+        .clone()
+        .unwrap();
+    let kept = || {
+        s.sql(&format!(
+            "SELECT (SELECT count(*) FROM @S@.contract_jobs WHERE id = {id} AND queue = 'before_run')::text, \
+                    (SELECT count(*) FROM @S@.job_unique_claims WHERE job_id = {id})::text"
+        ))
+    };
+    let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT=foreign_id={id}"));
+    let filter = "producer::routing_precedence::rp-9e6748299535";
+    for own_dsn in [false, true] {
+        let mut args = vec!["--producer", cmd.as_str()];
+        if own_dsn {
+            args.extend(["--producer-dsn", s.dsn.as_str()]);
+        }
+        args.push(filter);
+        let (out, report) = run_with_report(&s, &args);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        let failed = messages(&report, "failed");
+        assert!(
+            !failed.is_empty() && failed.iter().all(|(n, _)| n.starts_with(filter)),
+            "--producer-dsn {own_dsn}: {failed:?}"
+        );
+        assert_eq!(
+            kept(),
+            vec![vec![Some("1".to_owned()), Some("1".to_owned())]],
+            "--producer-dsn {own_dsn}: the run removed a job (or its claim) it did not create"
+        );
+        assert_clean(&s);
+    }
+}
+
 /// ADR 0049: a job of another login that holds the unique key a case needs (a leftover, in a
 /// queue no run owns) is never removed by the run; the case errors naming the job, its queue,
 /// the key and the enqueuing login, with a statement that removes it; after running exactly
@@ -1345,6 +1389,11 @@ fn main() {
             "producer_that_answers_a_made_up_id_fails_at_the_payload",
             Gate::Dsn,
             producer_that_answers_a_made_up_id_fails_at_the_payload,
+        ),
+        (
+            "an_answered_foreign_job_is_never_removed",
+            Gate::Dsn,
+            an_answered_foreign_job_is_never_removed,
         ),
         (
             "producer_that_swallows_the_duplicate_fails_naming_it",

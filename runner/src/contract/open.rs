@@ -54,9 +54,10 @@ pub fn preflight(
         ctx.set_provenance(server::PROVENANCE_UNTESTED, why);
     }
     let mut setup = pg.block_on(catalog::preflight(&pg, schema, producer_role))??;
-    let (live, swept) = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
-    setup.liveness = Some(live);
-    if let Err(e) = swept {
+    let alive = pg.block_on(sweep::mark_alive_and_sweep(&setup))??;
+    setup.liveness = Some(alive.live);
+    setup.began = alive.began;
+    if let Err(e) = alive.swept {
         // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
         use std::io::Write;
         let e = crate::redact::redact_secrets(&e.to_string());

@@ -58,18 +58,34 @@ pub async fn alive_anywhere(client: &Client, run_id: &str) -> Result<bool, PgErr
     Ok(row.get(0))
 }
 
-/// Hold this run's liveness lock on a session of its own, then sweep what killed earlier
-/// runs left behind (see [`sweep_leftovers`]).
-pub async fn mark_alive_and_sweep(
-    setup: &DbSetup,
-) -> Result<(tokio_postgres::Client, Result<usize, PgError>), PgError> {
+/// What [`mark_alive_and_sweep`] leaves the run: the session holding its liveness lock, the
+/// transaction watermark of its start ([`DbSetup::began`]), and how the leftover sweep went.
+pub struct Alive {
+    /// The session holding the run's liveness lock for its whole life.
+    pub live: tokio_postgres::Client,
+    /// The first transaction id not yet assigned when the run began.
+    pub began: i64,
+    /// How many dead runs the leftover sweep removed, or why it failed.
+    pub swept: Result<usize, PgError>,
+}
+
+/// Hold this run's liveness lock on a session of its own, read the run's start watermark
+/// (before any statement of the run writes a row), then sweep what killed earlier runs left
+/// behind (see [`sweep_leftovers`]).
+pub async fn mark_alive_and_sweep(setup: &DbSetup) -> Result<Alive, PgError> {
+    let err = |e: tokio_postgres::Error| PgError::Db(setup.pg.describe(&e));
     let live = setup.pg.connect().await?;
     let (k1, k2) = liveness_key(&setup.run_id);
     live.execute("SELECT pg_catalog.pg_advisory_lock($1, $2)", &[&k1, &k2])
         .await
-        .map_err(|e| PgError::Db(setup.pg.describe(&e)))?;
+        .map_err(err)?;
+    let began: i64 = live
+        .query_one(include_str!("../../sql/run_began.sql"), &[])
+        .await
+        .map_err(err)?
+        .get(0);
     let swept = sweep_leftovers(&live, setup).await;
-    Ok((live, swept))
+    Ok(Alive { live, began, swept })
 }
 
 /// Sweep what killed earlier runs left behind: rows of queues `awa_conformance_<id>_…` in
@@ -157,6 +173,10 @@ pub struct ByLogin<'a> {
     pub answered: &'a [i64],
     /// The login an answered job must have been enqueued by to be removed.
     pub answer_login: Option<&'a str>,
+    /// The run's start watermark ([`DbSetup::began`]): an answered job is removed only when
+    /// its row was written since, so a job that existed before the run stays whatever id a
+    /// producer answers. `None`: no answered job is removed.
+    pub created_since: Option<i64>,
 }
 
 impl ByLogin<'_> {
@@ -239,10 +259,11 @@ pub async fn sweep_with(
     // Phase 1, reads: the job ids by login and by queue, and the sequences named by
     // run-scoped rows (released Awa creates one per queue lane: read before the rows go,
     // dropped after).
-    let login_params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] = [
+    let login_params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [
         &by_login.run_login,
         &by_login.answered,
         &by_login.answer_login,
+        &by_login.created_since,
     ];
     let id_reads = by_login_tables
         .iter()

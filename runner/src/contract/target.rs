@@ -59,6 +59,12 @@ pub struct DbSetup {
     pub producer_role: String,
     /// A random id naming everything this run creates (`awa_conformance_<run_id>…`).
     pub run_id: String,
+    /// The first transaction id (xid8, as bigint) not yet assigned when the run began: a row
+    /// version written by a transaction at or after it was written during the run. The sweep
+    /// removes a job found only by an answered id when its row was written since then, so a
+    /// job that existed before the run is never removed ([`super::sweep::ByLogin`]).
+    /// `i64::MAX` until [`super::sweep::mark_alive_and_sweep`] reads it: nothing qualifies.
+    pub began: i64,
     /// `contract_capabilities()` as read at preflight.
     pub capabilities: Vec<String>,
     /// `contract_version()`.

@@ -1139,6 +1139,7 @@ impl Session {
             run_login: self.login.run_scoped.as_deref().filter(|_| inner.alone),
             answered: &answered,
             answer_login: self.login.answers.as_deref(),
+            created_since: Some(self.db.began),
         };
         let unlock = match key_lock {
             Some(_) => Some(self.prepared(inner, include_str!("../../sql/producer_unlock.sql"))?),

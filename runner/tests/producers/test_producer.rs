@@ -13,7 +13,8 @@
 //! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
 //! case whose name contains SUBSTR), `skip_on=SUBSTR` (answers `skipped` for a case whose name
 //! contains SUBSTR, though it declares what the case needs), `made_up_id` (answers a job id
-//! it never stored), `swallow_duplicate` (answers a 23505 with the id of the job it stored
+//! it never stored), `foreign_id=N` (stores each job, then answers the id N instead, a job
+//! that is not the request's), `swallow_duplicate` (answers a 23505 with the id of the job it stored
 //! last, as a caught duplicate returning the existing job would), `twice` (stores every job without
 //! a unique key a second time and answers the first), `twice_on=SUBSTR` (the same, for a case
 //! whose name contains SUBSTR) and `drop_args` (stores `{}` as every
@@ -389,6 +390,11 @@ async fn answer(
     }
     let answer = match res {
         Ok(_) if mutant == "made_up_id" => json!({"seq": seq, "job_id": 987_654_321_i64}),
+        // The id of a job that is not this request's (one that existed before the run).
+        Ok(_) if mutant.starts_with("foreign_id=") => {
+            let id: i64 = mutant["foreign_id=".len()..].parse().unwrap();
+            json!({"seq": seq, "job_id": id})
+        }
         Ok(row) => {
             let id: i64 = row.get(0);
             *sh.last_id.lock().unwrap() = Some(id);

@@ -18,7 +18,7 @@ AS $fn$ SELECT 1 $fn$;
 -- The optional features this install supports, sorted. Names match the vector families plus
 -- the contract surfaces (expectations = opts expected_* keys, job_routing = the read function),
 -- so a runner can skip families an install lacks instead of failing them. contract_1_1 says
--- the install implements revision 1.1 (docs/contract.md §13); the runner requires it.
+-- the install implements revision 1.1 (docs/contract.md section 13); the runner requires it.
 CREATE OR REPLACE FUNCTION @schema@.contract_capabilities()
 RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE

@@ -15,8 +15,11 @@ CREATE OR REPLACE FUNCTION @schema@.concurrency_digest(p_key bytea)
 RETURNS bytea
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $fn$
+    -- decode(), not a '\x..' literal: a literal in a function body is read under the
+    -- caller's standard_conforming_strings, and off it is an escape string (another digest).
     SELECT pg_catalog.sha256(
-        '\x6177613a636f6e63757272656e63795f6b65793a763100'::bytea OPERATOR(pg_catalog.||) p_key)
+        pg_catalog.decode('6177613a636f6e63757272656e63795f6b65793a763100', 'hex')
+        OPERATOR(pg_catalog.||) p_key)
 $fn$;
 
 -- ZA004 for a width outside 1..=64. One place builds the error so every function reports the
@@ -102,7 +105,8 @@ BEGIN
     IF v_z = 0 THEN
         v_k := p_key;
     ELSE
-        v_k := substr('\x00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000'::bytea, 1, v_z) || p_key;
+        -- z zero bytes (decode, not a '\x..' literal: see concurrency_digest).
+        v_k := pg_catalog.decode(pg_catalog.repeat('00', v_z), 'hex') || p_key;
     END IF;
     v_n := v_n + v_z;
     WHILE v_i < v_n LOOP

@@ -240,7 +240,7 @@ BEGIN
                       DETAIL = jsonb_build_object('code', 'expected_concurrency_digest_mismatch',
                           'expected', v_opts -> 'expected_concurrency_digest',
                           'actual', encode(v_digest, 'hex'))::text,
-                      HINT = 'The producer computes the concurrency digest differently from contract v1 (D1: SHA-256 of the tag "awa:concurrency_key:v1\0" then the key bytes); fix the producer or drop the expectation.';
+                      HINT = 'The producer computes the concurrency digest differently from contract v1 (D1: SHA-256 of the tag "awa:concurrency_key:v1", a zero byte, then the key bytes); fix the producer or drop the expectation.';
         END IF;
         IF v_exp_shard IS NOT NULL AND v_source = 'rotor' THEN
             -- v1.1: the rotor's shard is the implementation's choice (vectors record null), so
@@ -325,7 +325,7 @@ REVOKE ALL ON FUNCTION @schema@.insert_job(
 -- identity) or if it is a member of this function's owner (the role that installed the schema,
 -- e.g. the runner; superusers are members of every role). Any other id gives the NULL row, as
 -- an unknown one does, so a producer learns nothing about other producers' jobs. No raw key is
--- returned to anyone: ordering_key_digest is the §6 digest of the stored ordering key.
+-- returned to anyone: ordering_key_digest is the section 6 digest of the stored ordering key.
 -- VOLATILE on purpose: it then reads with a fresh snapshot, so it sees a job inserted earlier
 -- in the same statement (e.g. SELECT ... FROM insert_job(...) r, job_routing(r.job_id) x);
 -- a STABLE function would use the caller's statement snapshot and return NULL there.

@@ -1,4 +1,4 @@
--- 007_bulk: the staged bulk path (docs/contract.md §14, docs/adr/0042-staged-bulk-path.md): a
+-- 007_bulk: the staged bulk path (docs/contract.md section 14, docs/adr/0042-staged-bulk-path.md): a
 -- staging table producers COPY rows into, and publish_batch(uuid), which validates every
 -- staged row of a batch and then publishes the whole batch or nothing.
 --

@@ -1,4 +1,4 @@
--- 008_job_stored: contract revision 1.2 (docs/contract.md §15, ADR 0052):
+-- 008_job_stored: contract revision 1.2 (docs/contract.md section 15, ADR 0052):
 -- job_stored(job_id), the whole stored job as a worker will see it, scoped like job_routing.
 --
 -- Depends on: 002 (contract_jobs), 003 (concurrency_digest), 004 (job_routing's scoping rule),
@@ -37,7 +37,7 @@ $fn$;
 -- The whole stored job. args and metadata as jsonb's own text (what a worker decoding the row
 -- sees: key order, number text and duplicate keys as jsonb keeps them), run_at as stored
 -- (microseconds, UTC), tags in their stored order, and the audit login. No raw key: the
--- ordering key is given as its §6 digest, as in job_routing. CREATE TYPE has no IF NOT EXISTS.
+-- ordering key is given as its section 6 digest, as in job_routing. CREATE TYPE has no IF NOT EXISTS.
 DO $install$
 BEGIN
     IF pg_catalog.to_regtype('@schema@.job_stored_row') IS NULL THEN

@@ -2,7 +2,7 @@
 -- ADR-043's (EXECUTE on insert_job, job_routing and, from contract v1.1, queue_enqueue_shards,
 -- from v1.2 job_stored,
 -- plus the documented public functions $3 when they are not SECURITY DEFINER), one readable
--- line per privilege. The staged bulk path's (docs/contract.md §14) are allowed too: EXECUTE on
+-- line per privilege. The staged bulk path's (docs/contract.md section 14) are allowed too: EXECUTE on
 -- publish_batch(uuid) and INSERT on columns of bulk_staging, never on staged_by (filled by its
 -- default), whether or not the database advertises `bulk`.
 WITH r AS (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1),

@@ -259,6 +259,36 @@ pub const SESSION_SEARCH_PATH: &str = "pg_catalog,pg_temp";
 /// says it does not know it (see [`Pg::connect_with`]).
 const NEWER_TIMEOUTS: [&str; 2] = ["idle_session_timeout", "transaction_timeout"];
 
+/// The settings every session of the kit pins besides the search path and the timeouts
+/// (ADR 0060): each is one a database or role may carry (`ALTER DATABASE|ROLE ... SET`) and
+/// that changes how the kit's SQL is parsed, how a value it sends is read, how a value it
+/// reads is written, or how its statements may fail. Pinned, a legal server configuration
+/// cannot change a verdict. `client_encoding` is UTF8 already (the driver sends it).
+/// `default_transaction_read_only` is deliberately not pinned: a read-only database is the
+/// owner's decision, refused in one line by a run and honoured by `schema status`.
+pub const SESSION_SETTINGS: [(&str, &str); 12] = [
+    // A serializable default turns the run's own concurrent statements into 40001 failures.
+    ("default_transaction_isolation", "read\\ committed"),
+    // pg_get_function_arguments and format_type quote every name under it.
+    ("quote_all_identifiers", "off"),
+    // Off, a '\x..' literal is an escape string: another digest, or "invalid byte sequence".
+    ("standard_conforming_strings", "on"),
+    // How dates, times, intervals and time zones the kit reads back are written.
+    ("DateStyle", "ISO,MDY"),
+    ("IntervalStyle", "postgres"),
+    ("TimeZone", "UTC"),
+    // How floats and bytea the kit reads as text are written.
+    ("extra_float_digits", "1"),
+    ("bytea_output", "hex"),
+    // `x = NULL` read as `x IS NULL`, and an unquoted NULL in an array literal as a string.
+    ("transform_null_equals", "off"),
+    ("array_nulls", "on"),
+    // On, every error the kit expects (a refusal it checks for) would end the session.
+    ("exit_on_error", "off"),
+    // Off, a table with row security makes the kit's reads fail instead of filtering.
+    ("row_security", "on"),
+];
+
 /// The runner's own session settings, sent as startup options: they take precedence over
 /// role and database settings (`ALTER ROLE ... SET statement_timeout`) from the first moment
 /// of the session, and they come after the user's `options` so they win over those too.
@@ -270,6 +300,9 @@ fn session_options(user_options: Option<&str>, newer: &[&str]) -> String {
         STATEMENT_TIMEOUT.as_millis(),
         IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
     );
+    for (name, value) in SESSION_SETTINGS {
+        ours.push_str(&format!(" -c {name}={value}"));
+    }
     for name in newer {
         ours.push_str(&format!(" -c {name}=0"));
     }

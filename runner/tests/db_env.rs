@@ -413,6 +413,325 @@ fn role_and_database_timeouts_cannot_break_a_run() {
     );
 }
 
+/// The test producer built beside this test binary, with `env` before it.
+fn test_producer(env: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    format!(
+        "{env} {}",
+        dir.join("examples").join("test_producer").display()
+    )
+}
+
+/// Each case's name and status in a run's JSON report, sorted.
+fn statuses(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// What [`run_report`] saw: the exit code, each case's status, stderr, the JSON report.
+type Ran = (
+    Option<i32>,
+    Vec<(String, String)>,
+    String,
+    serde_json::Value,
+);
+
+/// A run of `args` against `db_dsn`, schema `awa`, with a JSON report.
+fn run_report(db_dsn: &str, args: &[&str]) -> Ran {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.json");
+    let mut all = vec![
+        "--dsn",
+        db_dsn,
+        "--schema",
+        "awa",
+        "-q",
+        "--report-json",
+        report.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let out = run(&all, &[], 600);
+    let stderr = text(&out.stderr);
+    let report: serde_json::Value = std::fs::read_to_string(&report)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    let got = if report.is_null() {
+        Vec::new()
+    } else {
+        statuses(&report)
+    };
+    (out.status.code(), got, stderr, report)
+}
+
+/// Settings a database may carry (`ALTER DATABASE ... SET`), each legal and not the default,
+/// that changed verdicts or broke runs before the runner's sessions pinned them (ADR 0060).
+const DATABASE_SETTINGS: [(&str, &str); 10] = [
+    ("quote_all_identifiers", "on"),
+    ("default_transaction_isolation", "serializable"),
+    ("standard_conforming_strings", "off"),
+    ("DateStyle", "'SQL, DMY'"),
+    ("IntervalStyle", "sql_standard"),
+    ("TimeZone", "'Asia/Kolkata'"),
+    ("extra_float_digits", "-3"),
+    ("bytea_output", "escape"),
+    ("transform_null_equals", "on"),
+    ("array_nulls", "off"),
+];
+
+/// Settings of the runner's own role in that database (`ALTER ROLE ... IN DATABASE`): they
+/// would end or break the runner's sessions, not a producer's.
+const ROLE_SETTINGS: [(&str, &str); 2] = [("exit_on_error", "on"), ("row_security", "off")];
+
+/// ADR 0060: under every setting above the full run and a producer run give exactly the
+/// verdicts they give on a default database, and the reference functions, called from a
+/// session that keeps the database's settings (standard_conforming_strings off among them),
+/// return the vectors' digests and shards.
+fn legal_server_settings_keep_every_verdict() {
+    let _turn = serial();
+    let dsn = dsn();
+    let plain = Database::new(&dsn, "plain");
+    let odd = Database::new(&dsn, "settings");
+    for db in [&plain, &odd] {
+        let out = run(
+            &["schema", "install", "--dsn", &db.dsn(), "--schema", "awa"],
+            &[],
+            120,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    for (name, value) in DATABASE_SETTINGS {
+        sql(
+            &dsn,
+            &format!("ALTER DATABASE \"{}\" SET {name} = {value}", odd.name),
+        );
+    }
+    for (name, value) in ROLE_SETTINGS {
+        sql(
+            &dsn,
+            &format!(
+                "ALTER ROLE CURRENT_USER IN DATABASE \"{}\" SET {name} = {value}",
+                odd.name
+            ),
+        );
+    }
+    // The reference schema does not depend on the caller's session: digests and long-key
+    // ordering shards (the padding path) under the database's settings equal the vectors.
+    let vectors = |file: &str| -> Vec<serde_json::Value> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vectors/v1")
+            .join(file);
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        doc["vectors"].as_array().unwrap().clone()
+    };
+    assert_eq!(
+        sql(&odd.dsn(), "SHOW standard_conforming_strings"),
+        vec![vec![Some("off".to_owned())]]
+    );
+    for v in vectors("concurrency_digest.json") {
+        let (key, want) = (
+            v["input"]["key_hex"].as_str().unwrap(),
+            v["expected"]["digest_hex"].as_str().unwrap(),
+        );
+        let got = scalar(
+            &odd.dsn(),
+            &format!("SELECT encode(awa.concurrency_digest(decode('{key}', 'hex')), 'hex')"),
+        );
+        assert_eq!(got, want, "{}", v["id"]);
+    }
+    for v in vectors("ordering_shard.json") {
+        let key = v["input"]["key_hex"].as_str().unwrap();
+        let want = v["expected"]["shards"][63].to_string();
+        let got = scalar(
+            &odd.dsn(),
+            &format!("SELECT awa.ordering_shard(decode('{key}', 'hex'), 64)"),
+        );
+        assert_eq!(got, want, "{}", v["id"]);
+    }
+    // The whole run, and a producer run with requests in flight, as on the default database.
+    let producer = test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=4");
+    for args in [
+        vec!["sql::"],
+        vec![
+            "--producer",
+            producer.as_str(),
+            "producer::routing_precedence::",
+        ],
+        vec!["--producer", producer.as_str(), "producer::payload::"],
+    ] {
+        let (code, want, stderr, _) = run_report(&plain.dsn(), &args);
+        assert_eq!(code, Some(0), "{args:?} on a default database: {stderr}");
+        assert!(want.len() > 10, "{args:?}: {want:?}");
+        let (code, got, stderr, _) = run_report(&odd.dsn(), &args);
+        let differ: Vec<_> = want
+            .iter()
+            .zip(&got)
+            .filter(|(w, g)| w != g)
+            .take(5)
+            .collect();
+        assert!(
+            code == Some(0) && got.len() == want.len() && differ.is_empty(),
+            "{args:?} under the settings: exit {code:?}, {} cases (want {}), first \
+             differences {differ:?}\n{stderr}",
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+/// ADR 0060: a database whose encoding is not UTF8 gets one line naming the encoding (exit 4)
+/// from a run, a producer run and fuzz, and nothing is left behind. Its reference schema still
+/// installs (the kit's SQL is ASCII).
+fn non_utf8_databases_are_one_line_exit_4() {
+    let _turn = serial();
+    let dsn = dsn();
+    let logins = || {
+        sql(
+            &dsn,
+            "SELECT rolname FROM pg_roles WHERE rolname LIKE 'awa\\_conformance\\_%' ORDER BY 1",
+        )
+    };
+    let before = logins();
+    let producer = test_producer("");
+    for encoding in ["KOI8R", "LATIN1", "SQL_ASCII"] {
+        let name = format!("awa_t_enc_{}", suffix());
+        sql(
+            &dsn,
+            &format!(
+                "CREATE DATABASE \"{name}\" ENCODING '{encoding}' LC_COLLATE 'C' LC_CTYPE 'C' \
+                 TEMPLATE template0"
+            ),
+        );
+        let db = Database {
+            dsn: dsn.clone(),
+            name,
+        };
+        let out = run(
+            &["schema", "install", "--dsn", &db.dsn(), "--schema", "awa"],
+            &[],
+            120,
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{encoding}: {}",
+            text(&out.stderr)
+        );
+        for args in [
+            vec!["--dsn", &db.dsn(), "--schema", "awa", "-q", "sql::"],
+            vec![
+                "--dsn",
+                &db.dsn(),
+                "--schema",
+                "awa",
+                "-q",
+                "--producer",
+                &producer,
+                "producer::",
+            ],
+            vec![
+                "fuzz",
+                "--dsn",
+                &db.dsn(),
+                "--schema",
+                "awa",
+                "--seed",
+                "1",
+                "--cases",
+                "5",
+            ],
+        ] {
+            let out = run(&args, &[], 120);
+            assert_eq!(
+                out.status.code(),
+                Some(4),
+                "{encoding} {args:?}: {}",
+                text(&out.stderr)
+            );
+            let line = error_line(&out);
+            assert!(
+                line.contains(&format!("server encoding {encoding}")) && line.contains("UTF8"),
+                "{line}"
+            );
+        }
+    }
+    assert_eq!(before, logins(), "a run's login role was left behind");
+}
+
+/// A database's CONNECTION LIMIT counts every session of a run, a superuser runner's too: the
+/// run's other logins (the least-privilege suite's, the producer's) are never exempt from it.
+/// A superuser runner and a producer declaring 8 in flight get lanes that fit, and every case
+/// passes (before, hundreds failed on "too many connections" as the producer's fault).
+fn a_database_connection_limit_binds_a_superuser_runs_logins() {
+    let _turn = serial();
+    let dsn = dsn();
+    assert_eq!(
+        scalar(
+            &dsn,
+            "SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user"
+        ),
+        "true"
+    );
+    let db = Database::new(&dsn, "connlimit");
+    let out = run(
+        &["schema", "install", "--dsn", &db.dsn(), "--schema", "awa"],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    sql(
+        &dsn,
+        &format!("ALTER DATABASE \"{}\" CONNECTION LIMIT 14", db.name),
+    );
+    let producer = test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=8");
+    let (code, got, stderr, report) = run_report(
+        &db.dsn(),
+        &[
+            "--test-threads",
+            "2",
+            "--producer",
+            &producer,
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        got.len() > 10 && got.iter().all(|(_, s)| s == "passed"),
+        "{got:?}"
+    );
+    let lanes = report["provenance"]["extra"]["producer_in_flight"]
+        .as_str()
+        .unwrap();
+    assert!(
+        lanes.starts_with("1 of max_in_flight 8 (the server has"),
+        "the lanes ignored the database's limit: {lanes}"
+    );
+    // Too few slots for the run at all: one line, exit 4, whoever the runner is.
+    sql(
+        &dsn,
+        &format!("ALTER DATABASE \"{}\" CONNECTION LIMIT 5", db.name),
+    );
+    let out = run(
+        &["--dsn", &db.dsn(), "--schema", "awa", "-q", "sql::"],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(error_line(&out).contains("CONNECTION LIMIT 5"));
+}
+
 /// Row counts of every table of the database plus the cluster's roles, leaving out the
 /// scratch schemas and roles of the other tests of this binary (they run in parallel).
 fn cluster_state(dsn: &str, schema: &str) -> Vec<Vec<Option<String>>> {
@@ -945,6 +1264,21 @@ fn main() {
             "status_different_exits_7_and_bounds_the_details",
             Gate::Dsn,
             status_different_exits_7_and_bounds_the_details,
+        ),
+        (
+            "legal_server_settings_keep_every_verdict",
+            Gate::Dsn,
+            legal_server_settings_keep_every_verdict,
+        ),
+        (
+            "non_utf8_databases_are_one_line_exit_4",
+            Gate::Dsn,
+            non_utf8_databases_are_one_line_exit_4,
+        ),
+        (
+            "a_database_connection_limit_binds_a_superuser_runs_logins",
+            Gate::Dsn,
+            a_database_connection_limit_binds_a_superuser_runs_logins,
         ),
     ]);
 }

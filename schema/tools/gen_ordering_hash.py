@@ -105,7 +105,8 @@ BEGIN
     IF v_z = 0 THEN
         v_k := p_key;
     ELSE
-        v_k := substr('\\x{"00" * BLOCK}'::bytea, 1, v_z) || p_key;
+        -- z zero bytes (decode, not a '\\x..' literal: see concurrency_digest).
+        v_k := pg_catalog.decode(pg_catalog.repeat('00', v_z), 'hex') || p_key;
     END IF;
     v_n := v_n + v_z;
     WHILE v_i < v_n LOOP

@@ -1,6 +1,7 @@
 //! Environment preflight: can this database host a run at all? One line per problem, before
 //! any case runs, instead of hundreds of failed cases: a read-only database (hot standby or
-//! `default_transaction_read_only`), privileges the runner's role lacks (each named), and
+//! `default_transaction_read_only`), a database encoding other than UTF8, privileges the
+//! runner's role lacks (each named), and
 //! too few connection slots for the run (the number it needs is [`connections_needed`]);
 //! and first of all, a PostgreSQL major the kit does not support ([`super::server`]).
 //!
@@ -47,6 +48,9 @@ pub enum EnvironmentError {
     /// The database is read-only.
     #[error("{0}")]
     ReadOnly(String),
+    /// The database's encoding is not UTF8 (ADR 0060).
+    #[error("{0}")]
+    Encoding(String),
     /// The runner's role lacks privileges.
     #[error("{0}")]
     Privileges(String),
@@ -84,8 +88,10 @@ pub async fn check(
         .map_err(q)?;
     let (standby, read_only, version, superuser): (bool, bool, i32, bool) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
+    let encoding: String = row.get(4);
     // First: on a server the kit does not support, every other answer could be wrong.
     let support = super::server::support(version, allow_untested)?;
+    require_utf8(&encoding, &where_)?;
     if standby {
         return Err(EnvironmentError::ReadOnly(format!(
             "{where_} is a hot standby (read-only): the SQL suites write rows (and remove them \
@@ -123,7 +129,10 @@ pub async fn check(
             schema.quoted()
         )));
     }
-    let limits = connection_limits(&client, pg, superuser).await.map_err(q)?;
+    // The least-privilege suite's login and a producer's are never superusers.
+    let limits = connection_limits(&client, pg, superuser, producer || needs_role)
+        .await
+        .map_err(q)?;
     let need = connections_needed(test_threads, producer);
     let short: Vec<String> = limits
         .into_iter()
@@ -165,25 +174,50 @@ pub async fn check(
     Ok(support)
 }
 
-/// The connection limits that apply to the role of `client` (a superuser: the server's only),
-/// each as (free slots, the sentence a refusal shows).
+/// The contract's values (kinds, args, tags, metadata) are Unicode: a database in another
+/// encoding cannot store some of them and would fail those cases as its own fault, so the
+/// kit checks UTF8 databases only and refuses any other in one line (ADR 0060). `where_` is
+/// the redacted DSN.
+///
+/// # Errors
+/// [`EnvironmentError::Encoding`] naming the encoding and the fix.
+pub fn require_utf8(encoding: &str, where_: &str) -> Result<(), EnvironmentError> {
+    if encoding == "UTF8" {
+        return Ok(());
+    }
+    Err(EnvironmentError::Encoding(format!(
+        "{where_} has server encoding {encoding}: the contract's jobs carry Unicode text \
+         (kinds, args, tags, metadata) that only a UTF8 database stores whole, so the kit \
+         checks UTF8 databases only; run against a database created with ENCODING 'UTF8' \
+         (createdb -E UTF8 -T template0)"
+    )))
+}
+
+/// The connection limits that apply to the run's sessions, each as (free slots, the sentence
+/// a refusal shows). A superuser runner is exempt from the reserved slots, its role's and the
+/// database's limits, but the other logins of a run are not (the least-privilege suite's
+/// temporary role, a producer's login): with `other_logins`, the reserved slots and the
+/// database's limit count whoever the runner is, and every session of the run counts
+/// against them (the server counts a superuser's sessions toward a database's limit too).
 async fn connection_limits(
     client: &tokio_postgres::Client,
     pg: &Pg,
     superuser: bool,
+    other_logins: bool,
 ) -> Result<Vec<(i32, String)>, tokio_postgres::Error> {
+    let exempt = superuser && !other_logins;
     let row = client
         .query_one(include_str!("../../sql/env_connections.sql"), &[])
         .await?;
     let (max, reserved, used): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
     let (role_limit, role_used, db_limit, db_used): (i32, i32, i32, i32) =
         (row.get(3), row.get(4), row.get(5), row.get(6));
-    let server_free = max - if superuser { 0 } else { reserved } - used;
+    let server_free = max - if exempt { 0 } else { reserved } - used;
     let mut limits = vec![(
         server_free,
         format!(
             "the server allows {server_free} more (max_connections {max}{}, {used} in use)",
-            if superuser {
+            if exempt {
                 String::new()
             } else {
                 format!(", {reserved} reserved")
@@ -200,7 +234,7 @@ async fn connection_limits(
             ),
         ));
     }
-    if !superuser && db_limit >= 0 {
+    if !exempt && db_limit >= 0 {
         limits.push((
             db_limit - db_used,
             format!(
@@ -212,9 +246,10 @@ async fn connection_limits(
     Ok(limits)
 }
 
-/// The sessions the run's role may still open on the server behind `pg`: the fewest free
-/// slots of the limits the preflight checks ([`connection_limits`]). A producer declaring
-/// `max_in_flight` is given no more lanes than fit (ADR 0057).
+/// The sessions a producer run may still open on the server behind `pg`: the fewest free
+/// slots of the limits the preflight checks ([`connection_limits`], with the producer's
+/// login counted). A producer declaring `max_in_flight` is given no more lanes than fit
+/// (ADR 0057).
 ///
 /// # Errors
 /// [`PgError`] when the catalog cannot be read.
@@ -226,7 +261,9 @@ pub async fn free_slots(pg: &Pg) -> Result<i64, PgError> {
         .await
         .map_err(q)?
         .get(3);
-    let limits = connection_limits(&client, pg, superuser).await.map_err(q)?;
+    let limits = connection_limits(&client, pg, superuser, true)
+        .await
+        .map_err(q)?;
     Ok(limits
         .iter()
         .map(|(free, _)| i64::from(*free))

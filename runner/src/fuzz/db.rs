@@ -97,6 +97,8 @@ impl DbTarget {
                     crate::contract::environment::EnvironmentError::Server(e),
                 ))
             })?;
+        crate::contract::environment::require_utf8(&row.get::<_, String>(5), &pg.dsn().redacted())
+            .map_err(|e| Error::from(crate::contract::target::PreflightError::Environment(e)))?;
         let quoted = quote_ident(schema);
         if !insert_job || !job_routing {
             return Err(Error::caused(

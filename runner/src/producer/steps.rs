@@ -490,7 +490,7 @@ fn unique_by_queue(
     if logical != stored_on {
         if let Ok(k) = core::unique_key(&job.kind, Some(logical), args, None) {
             want.unique_near_misses.push((
-                "with the logical queue hashed instead of the physical queue: §13".to_owned(),
+                "with the logical queue hashed instead of the physical queue: contract section 13".to_owned(),
                 k.to_vec(),
             ));
         }

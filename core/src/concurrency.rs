@@ -25,7 +25,7 @@ pub fn concurrency_preimage(key: &[u8]) -> Vec<u8> {
 /// `SHA-256(CONCURRENCY_DOMAIN_TAG || key)`; `key` is raw bytes (a text key: its UTF-8 bytes).
 ///
 /// PostgreSQL computes the same value as
-/// `sha256('\x6177613a636f6e63757272656e63795f6b65793a763100'::bytea || key)`.
+/// `sha256(decode('6177613a636f6e63757272656e63795f6b65793a763100', 'hex') || key)`.
 #[must_use]
 pub fn concurrency_digest(key: &[u8]) -> [u8; DIGEST_LEN] {
     // Keys up to 32 bytes (tag + key + 0x80 + 8-byte length fit in 64 bytes): the pre-image is

@@ -143,9 +143,11 @@ pub struct Trace {
 }
 
 /// Errors that say nothing about the implementation: no server error at all (connection
-/// closed), or SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention,
-/// e.g. `pg_terminate_backend`, statement timeout) and 58 (system error). The one rule every
-/// engine uses to tell a harness error from a finding.
+/// closed), SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention,
+/// e.g. `pg_terminate_backend`, statement timeout) and 58 (system error), and the failures of
+/// the runner's own statements beside its other sessions: 40001 (serialization failure) and
+/// 55P03 (its `lock_timeout`). The one rule every engine uses to tell a harness error from a
+/// finding (ADR 0060: never the runner's fault as the database's or the producer's).
 #[must_use]
 pub fn is_harness_error(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
@@ -158,6 +160,20 @@ pub fn is_harness_error(e: &tokio_postgres::Error) -> bool {
 #[must_use]
 pub fn is_harness_sqlstate(sqlstate: &str) -> bool {
     matches!(sqlstate.get(..2), Some("08" | "53" | "57" | "58"))
+        || matches!(sqlstate, "40001" | "55P03")
+}
+
+/// What a harness SQLSTATE means, for the message of a harness error.
+#[must_use]
+pub fn harness_cause(sqlstate: Option<&str>) -> &'static str {
+    match sqlstate.unwrap_or("") {
+        "40001" => "a serialization failure of the runner's own statement",
+        "55P03" => "the runner's own statement waited past its lock_timeout",
+        "57014" => "the runner's own statement ran past its statement_timeout",
+        s if s.starts_with("53") => "the server ran out of resources (connections, memory, disk)",
+        s if s.starts_with("57") => "the server stopped the session (operator intervention)",
+        _ => "the database connection failed",
+    }
 }
 
 /// Compare an answer with a vector's `expected`: every expected key must be present and
@@ -692,6 +708,20 @@ pub fn near_misses(
 mod tests {
     use super::*;
     use awa_conformance_core::RouteSource;
+
+    #[test]
+    fn the_runners_own_failures_are_harness_errors() {
+        for s in ["08006", "53300", "57014", "57P01", "58030", "40001", "55P03"] {
+            assert!(is_harness_sqlstate(s), "{s}");
+        }
+        // Findings: a refusal, a constraint, a deadlock of the implementation's own locks.
+        for s in ["23505", "ZA003", "22026", "40P01", "42883", "P0001"] {
+            assert!(!is_harness_sqlstate(s), "{s}");
+        }
+        assert!(harness_cause(Some("40001")).contains("serialization"));
+        assert!(harness_cause(Some("55P03")).contains("lock_timeout"));
+        assert!(harness_cause(None).contains("connection"));
+    }
 
     /// A case of the ordering_shard family.
     struct Os(Json);

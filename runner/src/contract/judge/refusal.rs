@@ -13,8 +13,10 @@ use crate::outcome::CaseFailure;
 pub fn query_fail(db: &DbSetup, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
     let text = db.pg.describe(e);
     if is_harness_error(e) {
+        let cause = super::harness_cause(e.code().map(tokio_postgres::error::SqlState::code));
         CaseFailure::harness(format!(
-            "{what}: the database connection failed: {text}; check the server and rerun"
+            "{what}: {cause}, not a finding about the database: {text}; check the server and \
+             rerun"
         ))
     } else {
         CaseFailure::new(format!("{what} failed: {text}"))

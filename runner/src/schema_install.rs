@@ -144,6 +144,17 @@ pub enum InstallError {
     /// The server is older than the oldest major the reference schema supports.
     #[error("{0}; nothing was installed")]
     Server(crate::contract::server::ServerError),
+    /// `schema status` on a hot standby, which can hold no scratch reference to compare with.
+    #[error(
+        "{dsn} is a hot standby: schema status compares the schema with the reference installed \
+         into a scratch schema in a rolled-back transaction, and a standby allows no write, not \
+         even one rolled back; run schema status against the primary (the standby replays its \
+         schema)"
+    )]
+    Standby {
+        /// The redacted DSN.
+        dsn: String,
+    },
     /// Comparing or uninstalling failed on the server (the transaction was rolled back).
     #[error("{what} failed: {reason}; nothing was changed (one transaction)")]
     Db {
@@ -850,14 +861,34 @@ pub fn install(
     })
 }
 
-/// Compare the installed schema with the reference; changes nothing.
+/// Compare the installed schema with the reference; changes nothing. The reference it compares
+/// with is installed into a scratch schema inside a transaction that is always rolled back, so
+/// on a database whose default is read-only (`default_transaction_read_only`) that transaction
+/// is opened `READ WRITE` explicitly: nothing it writes is ever committed. A hot standby can
+/// hold no such transaction: it is refused in one line (compare on the primary, which the
+/// standby replays).
 ///
 /// # Errors
 /// [`InstallError`].
 pub fn status(dsn: &Dsn, schema: &SchemaName, role: &str) -> Result<Status, InstallError> {
     check(schema, role)?;
     with_client(dsn, async |client| {
-        let tx = client.transaction().await.map_err(db_err(dsn, "BEGIN"))?;
+        let standby: bool = client
+            .query_one("SELECT pg_catalog.pg_is_in_recovery()", &[])
+            .await
+            .map_err(db_err(dsn, "reading pg_is_in_recovery()"))?
+            .get(0);
+        if standby {
+            return Err(InstallError::Standby {
+                dsn: dsn.redacted(),
+            });
+        }
+        let tx = client
+            .build_transaction()
+            .read_only(false)
+            .start()
+            .await
+            .map_err(db_err(dsn, "BEGIN READ WRITE"))?;
         let status = compare(&tx, dsn, schema, role).await;
         // Dropping the transaction rolls it back: the scratch reference never commits.
         drop(tx);
@@ -1014,6 +1045,7 @@ impl From<InstallError> for crate::error::Error {
             | InstallError::Privileges { .. }
             | InstallError::Differs { .. }
             | InstallError::Server(_)
+            | InstallError::Standby { .. }
             | InstallError::Db { .. } => Self::caused(Kind::DatabaseSetup, e),
         }
     }

@@ -175,6 +175,17 @@ fn read_only_database_is_one_line_exit_4() {
     let line = error_line(&out);
     assert!(line.contains("is read-only"), "{line}");
     assert!(line.contains("default_transaction_read_only"), "{line}");
+    // `schema status` changes nothing, so it answers on a read-only database too: the
+    // reference installed identically (exit 0), and nothing of its comparison stays.
+    let schemas = || sql(&db.dsn(), "SELECT nspname FROM pg_namespace ORDER BY 1");
+    let before = schemas();
+    let out = run(
+        &["schema", "status", "--dsn", &db.dsn(), "--schema", "awa"],
+        &[],
+        120,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(before, schemas());
 }
 
 fn missing_privileges_are_named_exit_4() {

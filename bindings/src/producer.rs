@@ -15,8 +15,9 @@ use awa_conformance_runner::error::Error;
 use awa_conformance_runner::expected::ExpectedFailures;
 use awa_conformance_runner::outcome::{RunContext, PROVENANCE_DATABASE};
 use awa_conformance_runner::pg::{Dsn, Pg};
+use awa_conformance_runner::protocol;
 use awa_conformance_runner::producer::{
-    self, wire, CheckOptions, EnqueueAnswer, EnqueueRequest, Hello, Producer, ProducerFault,
+    self, CheckOptions, EnqueueAnswer, EnqueueRequest, Hello, Producer, ProducerFault,
 };
 use awa_conformance_runner::report::{self, Report, Summary};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
@@ -34,7 +35,7 @@ impl PyProducer {
             call,
             hello: Hello {
                 protocol,
-                implementation: wire::Implementation {
+                implementation: protocol::Implementation {
                     name,
                     version: "python".to_owned(),
                 },
@@ -43,9 +44,9 @@ impl PyProducer {
                 // The Python layer decodes typed values (the `nested` form too) before the
                 // callable sees them, whatever the protocol.
                 capabilities: vec![
-                    wire::ENQUEUE_CAPABILITY.to_owned(),
-                    wire::ERRORS_CAPABILITY.to_owned(),
-                    awa_conformance_runner::adapter::NESTED_CAPABILITY.to_owned(),
+                    protocol::ENQUEUE_CAPABILITY.to_owned(),
+                    protocol::ERRORS_CAPABILITY.to_owned(),
+                    protocol::NESTED_CAPABILITY.to_owned(),
                 ],
                 // A callable answers one request at a time.
                 max_in_flight: None,
@@ -251,14 +252,14 @@ pub(crate) fn _check_producer(
     producer_name: String,
     protocol: u64,
 ) -> PyResult<ProducerReport> {
-    if !(wire::PROTOCOL_2..=wire::PROTOCOL_VERSION).contains(&protocol) {
+    if !(protocol::PROTOCOL_ENQUEUE..=protocol::PROTOCOL_JOB_FIELDS).contains(&protocol) {
         // RuntimeError: the Python layer maps it to ConformanceError (ValueError means a bad
         // expected-failures file there).
         return Err(PyRuntimeError::new_err(format!(
             "protocol={protocol}: pass {} (the default) or {} (also metadata, max_attempts and \
              run_at with any offset)",
-            wire::PROTOCOL_2,
-            wire::PROTOCOL_VERSION
+            protocol::PROTOCOL_ENQUEUE,
+            protocol::PROTOCOL_JOB_FIELDS
         )));
     }
     // The reports are checked before the run, like the CLI's: a bad path must not cost it.

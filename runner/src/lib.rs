@@ -21,6 +21,7 @@ pub mod outcome;
 pub mod pg;
 pub mod producer;
 pub mod progress;
+pub mod protocol;
 pub mod redact;
 pub mod report;
 pub mod run;

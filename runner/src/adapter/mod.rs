@@ -30,9 +30,12 @@ use serde_json::{json, Value as Json};
 use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, Waited};
 use crate::contract::judge::Tally;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
+use crate::protocol::{
+    nested_not_spoken, speaks_nested, uses_nested, Hello, Implementation, BULK_CAPABILITY,
+    DSN_ENV, ENQUEUE_CAPABILITY, ERRORS_CAPABILITY, NESTED_CAPABILITY, PROTOCOL_FUNCTIONS,
+    PROTOCOL_NEWEST,
+};
 
-/// The protocol version this runner speaks (`hello.protocol` must equal it).
-pub const PROTOCOL_VERSION: u64 = 1;
 /// The `suite` of every adapter trial.
 pub const SUITE: &str = "adapter";
 /// The one trial that judges the adapter as a whole: it declared at least one family and
@@ -46,27 +49,6 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// How long the runner waits for its own reader and writer threads once the adapter's
 /// process group is gone (they end at once unless a process escaped the group).
 const THREAD_GRACE: Duration = Duration::from_secs(2);
-/// The capability an adapter declares to receive rejected-input vectors (`expected.error`),
-/// which it answers with `{"output":{"error":"<code>"}}` (docs/adapter-protocol.md).
-pub const ERRORS_CAPABILITY: &str = "errors";
-/// The protocol version that adds `enqueue` (a program may declare function families
-/// beside `enqueue`; the adapter ignores `enqueue` and `bulk`). The producer engine's
-/// protocol (`producer::wire`) takes it from here: one protocol, one place.
-pub const ENQUEUE_PROTOCOL_VERSION: u64 = 2;
-/// The protocol version that adds a job's `metadata` and `max_attempts`, `run_at` with any
-/// offset, and defines the compact `nested` typed form for every request (ADR 0053). Its
-/// function requests are protocol 1's.
-pub const JOB_FIELDS_PROTOCOL_VERSION: u64 = 3;
-/// The newest protocol version this runner speaks.
-pub const NEWEST_PROTOCOL_VERSION: u64 = JOB_FIELDS_PROTOCOL_VERSION;
-/// The capability of a protocol 1 or 2 program that decodes ADR 0020's compact `nested`
-/// typed form (protocol 3 defines it for everyone). A program that neither declares it nor
-/// speaks protocol 3 is never sent that form: such a request is not applicable (ADR 0053).
-pub const NESTED_CAPABILITY: &str = "nested";
-/// The capability of a producer that answers `enqueue` requests.
-pub const ENQUEUE_CAPABILITY: &str = "enqueue";
-/// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
-pub const BULK_CAPABILITY: &str = "bulk";
 /// Capabilities that name no family.
 const NON_FAMILY_CAPABILITIES: [&str; 4] = [
     ERRORS_CAPABILITY,
@@ -74,39 +56,6 @@ const NON_FAMILY_CAPABILITIES: [&str; 4] = [
     BULK_CAPABILITY,
     NESTED_CAPABILITY,
 ];
-
-/// Whether a program that said `protocol` and `capabilities` in its hello may be sent the
-/// compact `nested` typed form: it speaks protocol 3, or declares `nested`.
-#[must_use]
-pub fn speaks_nested(protocol: u64, capabilities: &[String]) -> bool {
-    protocol >= JOB_FIELDS_PROTOCOL_VERSION || capabilities.iter().any(|c| c == NESTED_CAPABILITY)
-}
-
-/// Whether `value` (a request's input or a typed value) holds the compact `nested` typed form
-/// anywhere: an object whose `type` is `"nested"`.
-#[must_use]
-pub fn uses_nested(value: &Json) -> bool {
-    match value {
-        Json::Object(m) => {
-            m.get("type").and_then(Json::as_str) == Some("nested") || m.values().any(uses_nested)
-        }
-        Json::Array(a) => a.iter().any(uses_nested),
-        _ => false,
-    }
-}
-
-/// Why a program with this hello is not sent a request holding the `nested` form.
-#[must_use]
-pub fn nested_not_spoken(protocol: u64) -> String {
-    format!(
-        "the request holds ADR 0020's compact `nested` typed form, which protocol {protocol} \
-         does not define; say protocol {JOB_FIELDS_PROTOCOL_VERSION} or declare capability \
-         `{NESTED_CAPABILITY}` in the hello to receive it (docs/adapter-protocol.md, \"Typed \
-         args\")"
-    )
-}
-/// Environment variable carrying the DSN to the adapter (when `--dsn` is given).
-pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 
 /// Why the exchange could not even start (exit 6).
 #[derive(Debug, thiserror::Error)]
@@ -172,19 +121,6 @@ impl std::fmt::Debug for Limits<'_> {
             .field("max_line", &self.max_line)
             .finish_non_exhaustive()
     }
-}
-
-/// The adapter's self-description.
-#[derive(Debug, Clone)]
-pub struct Hello {
-    /// `protocol`.
-    pub protocol: u64,
-    /// `implementation.name`.
-    pub name: String,
-    /// `implementation.version`.
-    pub version: String,
-    /// Declared families (every name is a family of the vector set).
-    pub capabilities: Vec<String>,
 }
 
 /// One recorded answer.
@@ -285,11 +221,11 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
     let protocol = j
         .get("protocol")
         .and_then(Json::as_u64)
-        .filter(|p| (PROTOCOL_VERSION..=NEWEST_PROTOCOL_VERSION).contains(p))
+        .filter(|p| (PROTOCOL_FUNCTIONS..=PROTOCOL_NEWEST).contains(p))
         .ok_or_else(|| {
             format!(
-                "protocol {}, this runner speaks {PROTOCOL_VERSION} to \
-                 {NEWEST_PROTOCOL_VERSION}",
+                "protocol {}, this runner speaks {PROTOCOL_FUNCTIONS} to \
+                 {PROTOCOL_NEWEST}",
                 j.get("protocol").unwrap_or(&Json::Null)
             )
         })?;
@@ -320,19 +256,20 @@ fn parse_hello(line: &str) -> Result<Hello, String> {
             known.join(", ")
         ));
     }
+    let text = |key: &str, default: &str| {
+        imp.get(key)
+            .and_then(Json::as_str)
+            .unwrap_or(default)
+            .to_owned()
+    };
     Ok(Hello {
         protocol,
-        name: imp
-            .get("name")
-            .and_then(Json::as_str)
-            .unwrap_or("unnamed")
-            .to_owned(),
-        version: imp
-            .get("version")
-            .and_then(Json::as_str)
-            .unwrap_or("unknown")
-            .to_owned(),
+        implementation: Implementation {
+            name: text("name", "unnamed"),
+            version: text("version", "unknown"),
+        },
         capabilities,
+        max_in_flight: None,
     })
 }
 
@@ -391,7 +328,8 @@ pub fn exchange_with(
     limits: &Limits<'_>,
 ) -> Result<Session, AdapterError> {
     let env: Vec<(&str, &str)> = dsn.map(|d| (DSN_ENV, d)).into_iter().collect();
-    let mut child = spawn(cmd, &env, Stderr::Inherit).map_err(|e| AdapterError::Spawn {
+    // Its diagnostics go to the user, line by line, masked and inert (child::forward).
+    let mut child = spawn(cmd, &env, Stderr::Forward).map_err(|e| AdapterError::Spawn {
         cmd: cmd.to_owned(),
         reason: e.to_string(),
     })?;
@@ -581,7 +519,7 @@ pub fn trial_names(vectors: &VectorSet) -> Vec<String> {
 /// vector of each family it declares (the coverage rule, [`crate::contract::judge::coverage`]);
 /// otherwise it checked nothing there and cannot be called conformant (a finding, exit 1).
 fn coverage(vectors: &VectorSet, session: &Session) -> Result<(), CaseFailure> {
-    let name = &session.hello.name;
+    let name = &session.hello.implementation.name;
     if session.hello.capabilities.is_empty() {
         return Err(CaseFailure::new(format!(
             "adapter {name} declares no family, so nothing was checked; list the families it \
@@ -627,7 +565,7 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
                 out.push(ctx.not_applicable(
                     SUITE,
                     name,
-                    format!("adapter {} {why}", session.hello.name),
+                    format!("adapter {} {why}", session.hello.implementation.name),
                 ));
                 continue;
             }
@@ -715,9 +653,12 @@ mod tests {
         Session {
             hello: Hello {
                 protocol: 1,
-                name: "t".into(),
-                version: "1".into(),
+                implementation: Implementation {
+                    name: "t".into(),
+                    version: "1".into(),
+                },
                 capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
+                max_in_flight: None,
             },
             requested: answers.len(),
             answers,
@@ -797,9 +738,12 @@ mod tests {
             .unwrap();
         let hello = |caps: &[&str], protocol: u64| Hello {
             protocol,
-            name: "t".to_owned(),
-            version: "1".to_owned(),
+            implementation: Implementation {
+                name: "t".to_owned(),
+                version: "1".to_owned(),
+            },
             capabilities: caps.iter().map(|c| (*c).to_owned()).collect(),
+            max_in_flight: None,
         };
         // Protocol 3: some rejected vectors hold the `nested` form (values nested 129 deep).
         let only_family = hello(&[family.as_str()], 3);
@@ -842,9 +786,12 @@ mod tests {
         let all = ["canonical_json", "unique_key", ERRORS_CAPABILITY];
         let with = |protocol: u64, extra: &[&str]| Hello {
             protocol,
-            name: "t".to_owned(),
-            version: "1".to_owned(),
+            implementation: Implementation {
+                name: "t".to_owned(),
+                version: "1".to_owned(),
+            },
             capabilities: all.iter().chain(extra).map(|c| (*c).to_owned()).collect(),
+            max_in_flight: None,
         };
         let sent = |h: &Hello| {
             requests(&set, h)

@@ -16,7 +16,8 @@ use serde_json::json;
 
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
-use crate::adapter::{exchange_with, AdapterError, Answer, Limits, ERRORS_CAPABILITY};
+use crate::adapter::{exchange_with, AdapterError, Answer, Limits};
+use crate::protocol::ERRORS_CAPABILITY;
 use crate::error::Error;
 
 /// How many exchanges the search for the input that kills the adapter may take (halving the
@@ -130,8 +131,8 @@ impl AdapterTarget {
                 Err(e) => return Err(e.into()),
             };
         let caps = session.hello.capabilities.clone();
-        self.hello = Some((session.hello.name.clone(), caps.clone()));
-        let who = format!("adapter {}'s output", session.hello.name);
+        self.hello = Some((session.hello.implementation.name.clone(), caps.clone()));
+        let who = format!("adapter {}'s output", session.hello.implementation.name);
         let mut out = Checked::default();
         let mut unanswered = Vec::new();
         for g in batch {
@@ -172,7 +173,7 @@ impl AdapterTarget {
         if !session.problems.is_empty() {
             out.problems.push(format!(
                 "adapter {}: {}",
-                session.hello.name,
+                session.hello.implementation.name,
                 session.problems.join("; ")
             ));
             // Find the input that kills it: bisect the unanswered vectors.

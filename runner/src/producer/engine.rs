@@ -25,8 +25,8 @@ use crate::pg::{Cached, Statements};
 use super::cases::{Case, Kind, RefusalKind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
 use super::timings::{Phase, Timings, TimingsSection};
-use super::wire::{
-    EnqueueAnswer, EnqueueRequest, Hello, Job, Refusal, BULK_CAPABILITY, ERRORS_CAPABILITY,
+use crate::protocol::{
+    EnqueueAnswer, EnqueueRequest, Hello, Job, Refused, BULK_CAPABILITY, ERRORS_CAPABILITY,
 };
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
@@ -1180,7 +1180,7 @@ fn sql_literal(v: &str) -> String {
     format!("'{}'", v.replace('\'', "''"))
 }
 
-fn describe_refusal(r: &Refusal) -> String {
+fn describe_refusal(r: &Refused) -> String {
     format!(
         "sqlstate {}, code {}: {}",
         r.sqlstate.as_deref().unwrap_or("null"),

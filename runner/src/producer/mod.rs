@@ -1,8 +1,8 @@
 //! The producer engine: check what a producer really stores when it enqueues through
 //! `<schema>.insert_job`, end to end, against the vectors and against `insert_job` itself.
 //!
-//! A [`Producer`] is anything that can enqueue a logical job ([`wire::EnqueueRequest`]) and
-//! answer with the job id or a refusal ([`wire::EnqueueAnswer`]), the way toml-test-harness
+//! A [`Producer`] is anything that can enqueue a logical job ([`crate::protocol::EnqueueRequest`]) and
+//! answer with the job id or a refusal ([`crate::protocol::EnqueueAnswer`]), the way toml-test-harness
 //! is generic over its `Decoder`. Two implementations exist: a program speaking JSON lines
 //! ([`process::SubprocessProducer`], `awa-conformance --producer CMD`) and, in the Python
 //! bindings, a Python callable.
@@ -45,7 +45,6 @@ pub mod process;
 pub mod steps;
 pub mod timings;
 pub mod validate;
-pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,7 +57,7 @@ use libtest_mimic::Trial;
 use crate::contract::target::DbSetup;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{CaseResult, RunContext, Verdict};
-pub use wire::{EnqueueAnswer, EnqueueRequest, Hello};
+pub use crate::protocol::{EnqueueAnswer, EnqueueRequest, Hello, DSN_ENV};
 
 /// The `suite` of every producer trial, and the first segment of its name.
 pub const SUITE: &str = "producer";
@@ -67,10 +66,8 @@ pub const SUITE: &str = "producer";
 /// case of every capability it declared (the coverage rule, as `adapter::coverage`).
 pub const COVERAGE_CASE: &str = "producer::coverage";
 /// The provenance key naming the payload fields a producer's verdict covers
-/// ([`wire::Hello::fields_judged`]).
+/// ([`crate::protocol::Hello::fields_judged`]).
 pub const FIELDS_PROVENANCE: &str = "producer_fields";
-/// Environment variable carrying the DSN the producer must connect to.
-pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
 /// Environment variable carrying the contract schema name.
 pub const SCHEMA_ENV: &str = "AWA_CONFORMANCE_SCHEMA";
 
@@ -153,9 +150,9 @@ pub trait Producer: Send {
     /// answers no bulk request.
     fn bulk(
         &mut self,
-        request: &wire::BulkRequest,
+        request: &crate::protocol::BulkRequest,
         timeout: Duration,
-    ) -> Result<wire::BulkAnswer, ProducerFault> {
+    ) -> Result<crate::protocol::BulkAnswer, ProducerFault> {
         let _ = (request, timeout);
         Err(ProducerFault::Other(
             "this producer answers no bulk request; declare the capability `bulk` only with \

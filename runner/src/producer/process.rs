@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::wire::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
+use crate::protocol::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
 use super::{Producer, ProducerFault};
 use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, StderrTail, Waited};
 

@@ -10,7 +10,7 @@ use awa_conformance_core::{self as core, Route, RouteSource, Width};
 use serde_json::{json, Value as Json};
 
 use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
-use super::wire::{Job, PartitionInputs, UniqueInputs};
+use crate::protocol::{Job, PartitionInputs, UniqueInputs};
 use crate::contract::call::InsertJob;
 use crate::contract::expect::{self, Expectation};
 use crate::contract::judge;
@@ -43,9 +43,9 @@ impl Case {
     #[must_use]
     pub fn capability(&self) -> &'static str {
         match &self.kind {
-            Kind::Bulk(_) => super::wire::BULK_CAPABILITY,
-            Kind::Refusal(_) => super::wire::ERRORS_CAPABILITY,
-            _ => super::wire::ENQUEUE_CAPABILITY,
+            Kind::Bulk(_) => crate::protocol::BULK_CAPABILITY,
+            Kind::Refusal(_) => crate::protocol::ERRORS_CAPABILITY,
+            _ => crate::protocol::ENQUEUE_CAPABILITY,
         }
     }
 
@@ -90,7 +90,7 @@ impl Case {
     /// Why a producer that said `hello` cannot be sent this case's requests, if it cannot:
     /// one of them asks for a member or form its protocol does not define (ADR 0053).
     #[must_use]
-    pub fn not_expressible(&self, hello: &super::wire::Hello) -> Option<String> {
+    pub fn not_expressible(&self, hello: &crate::protocol::Hello) -> Option<String> {
         // The plan's requests do not depend on the scope's name, only on the case.
         let plan = self.plan(EXPRESSIBLE_SCOPE).ok()?;
         plan.steps
@@ -490,7 +490,8 @@ fn unique_by_queue(
     if logical != stored_on {
         if let Ok(k) = core::unique_key(&job.kind, Some(logical), args, None) {
             want.unique_near_misses.push((
-                "with the logical queue hashed instead of the physical queue: contract section 13".to_owned(),
+                "with the logical queue hashed instead of the physical queue: contract section 13"
+                    .to_owned(),
                 k.to_vec(),
             ));
         }

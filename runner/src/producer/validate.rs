@@ -11,7 +11,7 @@ use std::time::Duration;
 use libtest_mimic::Trial;
 use serde_json::json;
 
-use super::wire::{EnqueueAnswer, EnqueueRequest, Job, UniqueInputs, ERRORS_CAPABILITY};
+use crate::protocol::{EnqueueAnswer, EnqueueRequest, Job, UniqueInputs, ERRORS_CAPABILITY};
 use super::{Producer, SUITE};
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 

@@ -95,7 +95,7 @@ pub(super) fn execute(
             }
             ctx.set_provenance(
                 "adapter",
-                format!("{} {}", session.hello.name, session.hello.version),
+                format!("{} {}", session.hello.implementation.name, session.hello.implementation.version),
             );
             crate::adapter::trials(ctx, set, &Arc::new(session))
         }

@@ -22,12 +22,12 @@
 //! disagrees with the vector the layer is "database semantics", whatever the producer did.
 
 use awa_conformance_core::{self as core, Route, Width};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 
 use super::call::InsertJob;
 use super::expect::Expectation;
 use crate::outcome::CaseFailure;
+pub use crate::protocol::Trace;
 
 mod coverage;
 mod refusal;
@@ -123,23 +123,6 @@ pub trait Subject {
     /// Whether the case is about a PartitionedQueue's physical queue (a wrong queue is then
     /// the partition layer's).
     fn is_partition(&self) -> bool;
-}
-
-/// The optional intermediate values a producer may return, so a mismatch names its layer.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Trace {
-    /// The canonical args JSON the producer hashed (text).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub canonical_args: Option<String>,
-    /// The unique key it computed, hex.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unique_key_hex: Option<String>,
-    /// The BLAKE3 pre-image it hashed, hex.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unique_preimage_hex: Option<String>,
-    /// The physical queue it enqueued to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub physical_queue: Option<String>,
 }
 
 /// Errors that say nothing about the implementation: no server error at all (connection
@@ -711,7 +694,9 @@ mod tests {
 
     #[test]
     fn the_runners_own_failures_are_harness_errors() {
-        for s in ["08006", "53300", "57014", "57P01", "58030", "40001", "55P03"] {
+        for s in [
+            "08006", "53300", "57014", "57P01", "58030", "40001", "55P03",
+        ] {
             assert!(is_harness_sqlstate(s), "{s}");
         }
         // Findings: a refusal, a constraint, a deadlock of the implementation's own locks.

@@ -8,7 +8,7 @@
 use serde_json::{json, Value as Json};
 
 use super::super::cases::{BulkCase, Case};
-use super::super::wire::{BulkAnswer, BulkRefusal, BulkRequest};
+use crate::protocol::{BulkAnswer, BulkRefusal, BulkRequest};
 use super::*;
 
 impl Session {

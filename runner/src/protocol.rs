@@ -1,26 +1,78 @@
-//! The producer protocol's messages (adapter protocol v2, docs/adapter-protocol.md "Enqueue:
-//! producers") as typed serde structs: what the runner sends and what a producer answers.
+//! The protocol between the runner and the programs it checks (docs/adapter-protocol.md), in
+//! one place: its versions and capabilities, the negotiation of the compact `nested` value
+//! form, the environment a program is started with, and the typed messages: the hello, the
+//! producer's enqueue and bulk requests, its answers and their optional trace.
 //!
-//! These types are the whole contract between the engine and any [`super::Producer`]: the
-//! subprocess producer writes and reads them as JSON lines, the Python layer converts them to
-//! and from dicts. Every field of a request is always present (null when unused), so a
-//! producer never has to guess a default.
+//! A function adapter (`crate::adapter`) speaks protocol 1's requests under any version; a
+//! producer (`crate::producer`) speaks protocol 2 or 3. Every field of a producer request is
+//! always present (null when unused), so a producer never has to guess a default.
+//!
+//! Below the contract layer: nothing here judges; the answer judge
+//! (`crate::contract::judge`) reads these types.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-/// The newest producer protocol: 3, which adds a job's `metadata` and `max_attempts`, `run_at`
-/// with any offset, and the `nested` typed form (ADR 0053). Protocol 2 producers keep working:
-/// they are sent protocol 2's requests ([`Job::for_protocol`]).
-pub const PROTOCOL_VERSION: u64 = crate::adapter::JOB_FIELDS_PROTOCOL_VERSION;
-/// The protocol that adds `enqueue` (protocol 1 stays valid for function-only adapters).
-pub const PROTOCOL_2: u64 = crate::adapter::ENQUEUE_PROTOCOL_VERSION;
+/// Protocol 1: function requests only (every family of the vectors).
+pub const PROTOCOL_FUNCTIONS: u64 = 1;
+/// Protocol 2 adds `enqueue` (and `bulk`): a program may declare function families beside
+/// `enqueue`; the function adapter ignores `enqueue` and `bulk`.
+pub const PROTOCOL_ENQUEUE: u64 = 2;
+/// Protocol 3 adds a job's `metadata` and `max_attempts`, `run_at` with any offset, and
+/// defines the compact `nested` typed form for every request (ADR 0053). Its function
+/// requests are protocol 1's; protocol 2 producers keep working: they are sent protocol 2's
+/// requests ([`Job::for_protocol`]).
+pub const PROTOCOL_JOB_FIELDS: u64 = 3;
+/// The newest protocol this runner speaks.
+pub const PROTOCOL_NEWEST: u64 = PROTOCOL_JOB_FIELDS;
+
 /// The capability of a producer that answers `enqueue` requests.
-pub const ENQUEUE_CAPABILITY: &str = crate::adapter::ENQUEUE_CAPABILITY;
-/// The capability of a producer that is also sent the expected-refusal cases.
+pub const ENQUEUE_CAPABILITY: &str = "enqueue";
+/// The capability of a producer that answers `bulk` requests (docs/contract.md section 14).
+pub const BULK_CAPABILITY: &str = "bulk";
+/// The capability of a program that is also sent the expected-refusal cases: an adapter's
+/// rejected-input vectors (`expected.error`, answered `{"output":{"error":"<code>"}}`), a
+/// producer's refusal cases.
 pub const ERRORS_CAPABILITY: &str = "errors";
-/// The capability of a producer that answers `bulk` requests (docs/contract.md §14).
-pub const BULK_CAPABILITY: &str = crate::adapter::BULK_CAPABILITY;
+/// The capability of a protocol 1 or 2 program that decodes ADR 0020's compact `nested`
+/// typed form (protocol 3 defines it for everyone). A program that neither declares it nor
+/// speaks protocol 3 is never sent that form: such a request is not applicable (ADR 0053).
+pub const NESTED_CAPABILITY: &str = "nested";
+
+/// Environment variable carrying the DSN to a program (an adapter when `--dsn` is given; a
+/// producer always).
+pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
+
+/// Whether a program that said `protocol` and `capabilities` in its hello may be sent the
+/// compact `nested` typed form: it speaks protocol 3, or declares `nested`.
+#[must_use]
+pub fn speaks_nested(protocol: u64, capabilities: &[String]) -> bool {
+    protocol >= PROTOCOL_JOB_FIELDS || capabilities.iter().any(|c| c == NESTED_CAPABILITY)
+}
+
+/// Whether `value` (a request's input or a typed value) holds the compact `nested` typed form
+/// anywhere: an object whose `type` is `"nested"`.
+#[must_use]
+pub fn uses_nested(value: &Json) -> bool {
+    match value {
+        Json::Object(m) => {
+            m.get("type").and_then(Json::as_str) == Some("nested") || m.values().any(uses_nested)
+        }
+        Json::Array(a) => a.iter().any(uses_nested),
+        _ => false,
+    }
+}
+
+/// Why a program with this hello is not sent a request holding the `nested` form.
+#[must_use]
+pub fn nested_not_spoken(protocol: u64) -> String {
+    format!(
+        "the request holds ADR 0020's compact `nested` typed form, which protocol {protocol} \
+         does not define; say protocol {PROTOCOL_JOB_FIELDS} or declare capability \
+         `{NESTED_CAPABILITY}` in the hello to receive it (docs/adapter-protocol.md, \"Typed \
+         args\")"
+    )
+}
 
 /// `implementation` of a hello.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +106,7 @@ impl Default for Implementation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename = "hello")]
 pub struct Hello {
-    /// [`PROTOCOL_2`] or [`PROTOCOL_VERSION`] for `enqueue`.
+    /// [`PROTOCOL_ENQUEUE`] or [`PROTOCOL_JOB_FIELDS`] for `enqueue`.
     pub protocol: u64,
     /// Who is speaking.
     #[serde(default)]
@@ -100,7 +152,7 @@ impl Hello {
     /// capability `nested`).
     #[must_use]
     pub fn speaks_nested(&self) -> bool {
-        crate::adapter::speaks_nested(self.protocol, &self.capabilities)
+        speaks_nested(self.protocol, &self.capabilities)
     }
 
     /// What the payload verdict of this producer covers, for the report's provenance: every
@@ -109,7 +161,7 @@ impl Hello {
     /// max_attempts were passed through).
     #[must_use]
     pub fn fields_judged(&self) -> String {
-        if self.protocol >= PROTOCOL_VERSION {
+        if self.protocol >= PROTOCOL_JOB_FIELDS {
             format!(
                 "protocol {}: kind, queue, args, priority, run_at (any offset), tags, metadata, \
                  max_attempts",
@@ -118,7 +170,7 @@ impl Hello {
         } else {
             format!(
                 "protocol {}: kind, queue, args, priority, run_at (UTC), tags; metadata and \
-                 max_attempts judged only as their defaults (protocol {PROTOCOL_VERSION} sends \
+                 max_attempts judged only as their defaults (protocol {PROTOCOL_JOB_FIELDS} sends \
                  them)",
                 self.protocol
             )
@@ -137,10 +189,10 @@ impl Hello {
     /// # Errors
     /// A message naming the fix.
     pub fn check_enqueue(&self) -> Result<(), String> {
-        if !(PROTOCOL_2..=PROTOCOL_VERSION).contains(&self.protocol) {
+        if !(PROTOCOL_ENQUEUE..=PROTOCOL_JOB_FIELDS).contains(&self.protocol) {
             return Err(format!(
-                "hello.protocol is {}, enqueue needs protocol {PROTOCOL_VERSION} (or \
-                 {PROTOCOL_2}, without the job fields protocol {PROTOCOL_VERSION} adds)",
+                "hello.protocol is {}, enqueue needs protocol {PROTOCOL_JOB_FIELDS} (or \
+                 {PROTOCOL_ENQUEUE}, without the job fields protocol {PROTOCOL_JOB_FIELDS} adds)",
                 self.protocol
             ));
         }
@@ -268,12 +320,12 @@ impl Job {
     pub fn not_expressible(&self, hello: &Hello) -> Option<String> {
         let v3 = |what: &str| {
             format!(
-                "the request carries {what}, which protocol {PROTOCOL_VERSION} adds; producer {} \
+                "the request carries {what}, which protocol {PROTOCOL_JOB_FIELDS} adds; producer {} \
                  says protocol {} in its hello",
                 hello.implementation.name, hello.protocol
             )
         };
-        if hello.protocol < PROTOCOL_VERSION {
+        if hello.protocol < PROTOCOL_JOB_FIELDS {
             if self.metadata().is_some() {
                 return Some(v3("metadata"));
             }
@@ -284,10 +336,10 @@ impl Job {
                 return Some(v3("a run_at with a UTC offset other than Z"));
             }
         }
-        let nested = crate::adapter::uses_nested(&self.args)
-            || self.metadata().is_some_and(crate::adapter::uses_nested);
+        let nested = uses_nested(&self.args)
+            || self.metadata().is_some_and(uses_nested);
         (nested && !hello.speaks_nested())
-            .then(|| crate::adapter::nested_not_spoken(hello.protocol))
+            .then(|| nested_not_spoken(hello.protocol))
     }
 
     /// This job as a producer speaking `protocol` is sent it: without protocol 3's members
@@ -295,7 +347,7 @@ impl Job {
     #[must_use]
     pub fn for_protocol(&self, protocol: u64) -> Self {
         let mut job = self.clone();
-        job.fields_3 = if protocol >= PROTOCOL_VERSION {
+        job.fields_3 = if protocol >= PROTOCOL_JOB_FIELDS {
             Some(self.fields_3.clone().unwrap_or_default())
         } else {
             None
@@ -319,11 +371,26 @@ pub struct EnqueueRequest {
 }
 
 /// The optional intermediate values a producer may return (the judge's type).
-pub use crate::contract::judge::Trace;
+/// The optional intermediate values a producer may return, so a mismatch names its layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The canonical args JSON the producer hashed (text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_args: Option<String>,
+    /// The unique key it computed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_key_hex: Option<String>,
+    /// The BLAKE3 pre-image it hashed, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_preimage_hex: Option<String>,
+    /// The physical queue it enqueued to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_queue: Option<String>,
+}
 
 /// A refusal: by the database (`sqlstate`) or by the client (`code`, `sqlstate` null).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Refusal {
+pub struct Refused {
     /// The SQLSTATE the driver reported, or null for a client-side refusal.
     pub sqlstate: Option<String>,
     /// The contract error code (DETAIL `code`, or the client's), or null.
@@ -344,7 +411,7 @@ pub enum EnqueueAnswer {
         trace: Option<Trace>,
     },
     /// The request was refused.
-    Refused(Refusal),
+    Refused(Refused),
     /// The producer cannot do this request (not applicable).
     Skipped(String),
     /// The producer failed on the request (a finding).
@@ -360,7 +427,7 @@ struct RawAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace: Option<Trace>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    refused: Option<Refusal>,
+    refused: Option<Refused>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     skipped: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -636,7 +703,7 @@ mod tests {
                     ..Trace::default()
                 }),
             },
-            EnqueueAnswer::Refused(Refusal {
+            EnqueueAnswer::Refused(Refused {
                 sqlstate: Some("23505".into()),
                 code: None,
                 message: "dup".into(),

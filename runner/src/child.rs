@@ -1,5 +1,6 @@
 //! A child process speaking JSON lines: spawning in its own process group, bounded line
-//! reads on a thread of their own, bounded waits, stderr capture, and killing the whole group.
+//! reads on a thread of their own, bounded waits, stderr capture or forwarding (inert: never
+//! the child's raw bytes on the runner's terminal), and killing the whole group.
 //!
 //! Shared by the function adapter ([`crate::adapter`]) and the subprocess producer
 //! ([`crate::producer::process`]), so both treat a crashing, hanging or chatty program alike.
@@ -120,10 +121,39 @@ pub fn recv_until<T>(
 /// Where the child's stderr goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stderr {
-    /// Straight to the runner's stderr (the adapter: its diagnostics go to the user).
-    Inherit,
+    /// To the runner's stderr line by line, masked and with control and bidi characters shown
+    /// ([`crate::redact::for_terminal`]): the adapter's diagnostics go to the user, inert
+    /// ([`forward`]).
+    Forward,
     /// Into a buffer (its tail is kept) that the report shows.
     Capture,
+}
+
+/// The longest line [`forward`] holds before it writes it out as it is so far.
+const FORWARD_LINE: usize = 64 * 1024;
+
+/// Copy a child's `stderr` to the runner's, one line at a time through
+/// [`crate::redact::for_terminal`], on a thread of its own that ends at EOF (when the child's
+/// whole process group is gone). A line longer than [`FORWARD_LINE`] is written in pieces.
+///
+/// # Errors
+/// The thread could not be started.
+pub fn forward(stderr: impl std::io::Read + Send + 'static) -> std::io::Result<()> {
+    use std::io::Write;
+    std::thread::Builder::new()
+        .name("awa-child-stderr".into())
+        .spawn(move || {
+            let mut reader = BufReader::new(stderr);
+            let mut line = Vec::new();
+            while let Ok(Bounded::Line | Bounded::TooLong) =
+                read_line_bounded(&mut reader, FORWARD_LINE, &mut line)
+            {
+                let shown = crate::redact::for_terminal(&String::from_utf8_lossy(&line));
+                // The terminal is the user's: a failed write loses a diagnostic, nothing else.
+                let _ = writeln!(std::io::stderr().lock(), "{shown}");
+            }
+        })
+        .map(drop)
 }
 
 /// Start `sh -c <cmd>` as the leader of a new process group, so that the child and
@@ -138,8 +168,8 @@ pub fn spawn(cmd: &str, env: &[(&str, &str)], stderr: Stderr) -> std::io::Result
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(match stderr {
-            Stderr::Inherit => Stdio::inherit(),
-            Stderr::Capture => Stdio::piped(),
+            // Never inherited: a child's bytes would reach the terminal raw.
+            Stderr::Forward | Stderr::Capture => Stdio::piped(),
         })
         // Its own group: also keeps the terminal's Ctrl-C from reaching it before the runner
         // has decided what to do (the runner kills it itself).
@@ -147,7 +177,18 @@ pub fn spawn(cmd: &str, env: &[(&str, &str)], stderr: Stderr) -> std::io::Result
     for (k, v) in env {
         c.env(k, v);
     }
-    c.spawn()
+    let mut child = c.spawn()?;
+    if stderr == Stderr::Forward {
+        if let Some(pipe) = child.stderr.take() {
+            if let Err(e) = forward(pipe) {
+                // No thread, no reader: a child writing much to a pipe nobody drains would
+                // block. Not started at all is the clean failure.
+                let _ = Group::new(child).end();
+                return Err(e);
+            }
+        }
+    }
+    Ok(child)
 }
 
 /// The child's process group, killed as a whole when it ends.

@@ -318,9 +318,10 @@ pub fn man() -> Result<u8, Error> {
 pub fn report(cmd: &ReportCommand) -> Result<u8, Error> {
     use crate::report::page::{self, Comparison, PageError, Source};
     let usage = |e: PageError| match e {
-        PageError::Read { .. } | PageError::NotAReport { .. } | PageError::Write { .. } => {
-            Error::caused(crate::error::Kind::Usage, e)
-        }
+        PageError::Read { .. }
+        | PageError::NotAReport { .. }
+        | PageError::VerdictDisagrees { .. }
+        | PageError::Write { .. } => Error::caused(crate::error::Kind::Usage, e),
         PageError::Render { .. } => Error::Harness {
             detail: e.to_string(),
         },
@@ -366,11 +367,12 @@ pub fn report(cmd: &ReportCommand) -> Result<u8, Error> {
         ReportCommand::Badge { out: dir, report } => {
             let r = page::read(std::path::Path::new(report)).map_err(usage)?;
             let b = page::badge::write(&r, dir).map_err(usage)?;
+            // The badge's words hold the report's level: shown on the terminal inert.
             out(&format!(
                 "{}: {} | {}\n",
                 dir.join(page::badge::SVG_FILE).display(),
-                b.label,
-                b.message
+                crate::inert::one_line(&b.label),
+                crate::inert::one_line(&b.message)
             ))?;
         }
         ReportCommand::Diff { old, new } => {

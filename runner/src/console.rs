@@ -7,7 +7,9 @@
 //! pipe's write end) and this module copies the pipe to the real destination line by line:
 //! a `test <name> ... ok` line of a case recorded as an expected failure becomes
 //! `... xfail`; everything else (the failure texts, the `--format json` event stream) passes
-//! unchanged but for passwords, masked ([`crate::redact`]). When the destination
+//! unchanged but for passwords, masked ([`crate::redact`]), and control and bidi characters,
+//! shown as `\u{XXXX}` (libtest's own colours are kept: [`crate::inert::terminal_line`]).
+//! When the destination
 //! cannot be written any more the copy keeps draining the pipe, so libtest never blocks or
 //! panics, and the run is told once to stop.
 //!
@@ -179,7 +181,8 @@ fn copy(
             continue;
         }
         // The failure texts may quote what a producer or the server said: masked here, on
-        // the way out, so nothing libtest prints can show a password.
+        // the way out, so nothing libtest prints can show a password, move the cursor or
+        // reorder a line.
         let masked = mask(text.as_deref().unwrap_or(&line));
         let written = out.write_all(&masked).and_then(|()| out.flush());
         if written.is_err() {
@@ -189,11 +192,14 @@ fn copy(
     }
 }
 
-/// `line` through the masking door ([`crate::redact`]); a line that is not UTF-8
-/// is masked as lossy UTF-8 (a replacement character beats a leaked password).
+/// `line` through the masking door ([`crate::redact`]) and the terminal's
+/// ([`crate::inert::terminal_line`]); a line that is not UTF-8 is masked as lossy UTF-8 (a
+/// replacement character beats a leaked password).
 fn mask(line: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(line);
-    crate::redact::redact_secrets(&text).into_bytes()
+    crate::inert::terminal_line(&crate::redact::redact_secrets(&text))
+        .into_owned()
+        .into_bytes()
 }
 
 /// The line with `ok` replaced by `xfail` when it is libtest's result line of a case that
@@ -260,6 +266,16 @@ mod tests {
         assert_eq!(
             rw("{\"type\":\"test\",\"name\":\"f::x\",\"event\":\"ok\"}\n"),
             None
+        );
+    }
+
+    #[test]
+    fn foreign_text_on_its_way_out_is_inert_and_libtests_colours_stay() {
+        let line = "test x ... \x1b[31mFAILED\x1b[0m \u{202E}evil\r\x1b[2J\x07\n";
+        let shown = String::from_utf8(mask(line.as_bytes())).unwrap();
+        assert_eq!(
+            shown,
+            "test x ... \x1b[31mFAILED\x1b[0m \\u{202E}evil\\u{000D}\\u{001B}[2J\\u{0007}\n"
         );
     }
 

@@ -16,6 +16,7 @@ pub mod error;
 pub mod exit;
 pub mod expected;
 pub mod fuzz;
+pub mod inert;
 pub mod interrupt;
 pub mod outcome;
 pub mod pg;
@@ -59,7 +60,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
         }
     };
     dispatch(cli, &argv).unwrap_or_else(|e| {
-        let text = redact::redact_secrets(&e.to_string());
+        let text = redact::for_terminal(&e.to_string());
         let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
         e.exit_code()
     })
@@ -67,7 +68,7 @@ pub fn main_with_args(argv: &[String]) -> u8 {
 
 /// Print a clap error or help text as clap would (stdout for help, stderr for errors; coloured
 /// on a terminal), through the masking door: clap quotes the offending argument, which may be
-/// a DSN given in the wrong place.
+/// a DSN given in the wrong place, or hold control characters (clap's own colours are kept).
 fn print_clap(e: &clap::Error) {
     use std::io::IsTerminal;
     let rendered = e.render();
@@ -78,7 +79,7 @@ fn print_clap(e: &clap::Error) {
         } else {
             rendered.to_string()
         };
-        let _ = err.write_all(redact::redact_secrets(&text).as_bytes());
+        let _ = err.write_all(inert::terminal_line(&redact::redact_secrets(&text)).as_bytes());
     } else {
         let mut out = std::io::stdout();
         let text = if out.is_terminal() {
@@ -86,7 +87,7 @@ fn print_clap(e: &clap::Error) {
         } else {
             rendered.to_string()
         };
-        let _ = out.write_all(redact::redact_secrets(&text).as_bytes());
+        let _ = out.write_all(inert::terminal_line(&redact::redact_secrets(&text)).as_bytes());
     }
 }
 

@@ -12,6 +12,9 @@
 //!   the value of `password=...` (libpq key=value strings and URL query parameters, quoted
 //!   values included) are masked.
 //!
+//! On the way to a terminal the same door also shows control and bidi characters visibly
+//! ([`for_terminal`], [`crate::inert`]).
+//!
 //! Callers: the command line's errors and usage errors (`lib.rs`), the run's warnings and
 //! errors, libtest's output on its way to stdout ([`crate::console`]), every recorded case
 //! result and run error ([`crate::outcome`], hence the JSON, JUnit and Markdown reports and
@@ -38,6 +41,16 @@ pub fn redact_secrets(text: &str) -> String {
     }
     drop(known);
     mask_spans(&out, &password_spans(&out))
+}
+
+/// `text` as it may reach a terminal: passwords masked ([`redact_secrets`]), then control
+/// and bidi characters written visibly ([`crate::inert::terminal`]), so what a producer, an
+/// adapter, a server or a report said can neither show a password nor move the cursor,
+/// rewrite a line or reorder what a reader sees (ADR 0059). Every message the kit prints on
+/// stderr goes through here.
+#[must_use]
+pub fn for_terminal(text: &str) -> String {
+    crate::inert::terminal(&redact_secrets(text)).into_owned()
 }
 
 /// Every string (and object key) inside `value` through [`redact_secrets`].

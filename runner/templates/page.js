@@ -2,7 +2,9 @@
 // base64, decompressed by the browser's own DecompressionStream), draws the list of cases not
 // passed with their drill-down, and applies the filters to the list and the matrix. Plain
 // DOM, no library, nothing fetched. Long values are shortened as the terminal shows them, with
-// the full value one click away.
+// the full value one click away. Text reaches the page only as text (textContent, never
+// markup); names and messages arrive with control and bidi characters already written as
+// \u{XXXX} by the kit, and values are escaped the same way here, as they are drawn (ADR 0059).
 "use strict";
 (function () {
   const LABEL = { passed: "passed", failed: "failed", errored: "errored", expected_failure: "xfail", unexpected_pass: "unexpected pass", not_applicable: "not applicable", ignored: "ignored" };
@@ -27,13 +29,20 @@
     return e;
   }
 
+  // The kit's rule (runner/src/inert.rs): C0 and C1 controls, DEL, the line and paragraph
+  // separators and the bidi controls are shown as \u{XXXX}, so a value reads in the order it
+  // is stored. JSON.stringify escapes C0 itself, and newlines are laid out by the <pre>.
+  const HAZARD = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  const visible = (s) => s.replace(HAZARD, (c) => "\\u{" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "}");
+  const json = (v) => visible(JSON.stringify(v, null, 2));
+
   // A value as pretty JSON; when its shortened form (computed by the kit, as in the terminal)
   // differs, that is shown first with a button for the whole value.
   function value(full, short) {
-    const pre = el("pre", { class: "value", text: JSON.stringify(short === undefined ? full : short, null, 2) });
+    const pre = el("pre", { class: "value", text: json(short === undefined ? full : short) });
     if (short === undefined) return pre;
     const btn = el("button", { type: "button", class: "full", text: "show the full value" });
-    btn.addEventListener("click", () => { pre.textContent = JSON.stringify(full, null, 2); btn.remove(); });
+    btn.addEventListener("click", () => { pre.textContent = json(full); btn.remove(); });
     return el("div", {}, pre, btn);
   }
 
@@ -58,7 +67,7 @@
       const v = data.vectors[d.vector];
       const det = el("details", { class: "vector", id: "vector-" + d.vector + "-" + d.implementation },
         el("summary", {}, el("a", { href: "#vector-" + d.vector + "-" + d.implementation, text: d.vector }), document.createTextNode(" (" + v.file + ")")),
-        el("pre", { text: JSON.stringify(v.vector, null, 2) }));
+        el("pre", { text: json(v.vector) }));
       add("vector", det);
     }
     const summary = el("summary", {}, el("span", { class: "badge s-" + d.status, text: LABEL[d.status] }), document.createTextNode(d.name + " — " + imp.name));

@@ -224,7 +224,7 @@ impl Totals {
 }
 
 fn stderr_line(text: &str) {
-    let text = crate::redact::redact_secrets(text);
+    let text = crate::redact::for_terminal(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance fuzz: {text}");
 }
 

@@ -14,8 +14,10 @@
 //! whole file unreadable for every consumer exactly when a case fails; and it silently drops
 //! every other control character (tab and CR too, DEL, C1, and ANSI sequences with them). So
 //! every value goes through [`xml_safe`] before quick-junit sees it, which writes each such
-//! character visibly as `\u{XXXX}`, and the finished document once more as a guard. The JSON
-//! report keeps every byte.
+//! character visibly as `\u{XXXX}`, and the finished document once more as a guard. Bidi
+//! controls and the line and paragraph separators are written the same way, as everywhere the
+//! kit shows foreign text ([`crate::inert`], ADR 0059): XML carries them, but a CI page showing
+//! a case name would read it reordered. The JSON report keeps every byte.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -73,11 +75,14 @@ pub fn render(report: &Report) -> Result<String, Error> {
 }
 
 /// Whether `c` reaches the reader of the JUnit file as it is: an XML 1.0 character (its
-/// production `Char`) that quick-junit does not drop, so every control but LF is out.
-/// Surrogates cannot occur in a Rust string (a JSON `\udXXX` escape without its pair is
-/// refused when parsed, and a lossy decoding makes it U+FFFD).
+/// production `Char`) that quick-junit does not drop, so every control but LF is out, and
+/// not a bidi control or separator ([`crate::inert::is_hazard`]). Surrogates cannot occur in
+/// a Rust string (a JSON `\udXXX` escape without its pair is refused when parsed, and a lossy
+/// decoding makes it U+FFFD).
 fn shown_as_is(c: char) -> bool {
-    matches!(c, '\n' | '\u{20}'..='\u{7E}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+    c == '\n'
+        || (matches!(c, '\u{20}'..='\u{7E}' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+            && !crate::inert::is_hazard(c))
 }
 
 /// [`xml_safe`], owned: what every value handed to quick-junit goes through.
@@ -313,14 +318,16 @@ mod tests {
         assert!(failure.contains("\\u{001B}[31mred"), "{failure}");
         assert!(failure.contains("\\u{0009}") && failure.contains("\\u{000D}"));
         assert!(failure.contains("\\u{007F}\\u{0080}\\u{009F}"), "{failure}");
-        for c in [
-            '\u{200F}',
-            '\u{202E}',
-            '\u{1F600}',
-            '\u{10FFFF}',
-            '\u{FFFD}',
-        ] {
+        for c in ['\u{1F600}', '\u{10FFFF}', '\u{FFFD}'] {
             assert!(failure.contains(c), "U+{:04X} lost", u32::from(c));
+        }
+        // Bidi controls are shown, not applied: a case name cannot read reversed.
+        for c in ['\u{200F}', '\u{202E}', '\u{200E}'] {
+            assert!(!failure.contains(c), "U+{:04X} raw", u32::from(c));
+            assert!(
+                failure.contains(&format!("\\u{{{:04X}}}", u32::from(c))),
+                "{failure}"
+            );
         }
         let props = &parsed.test_suites[0].properties;
         assert!(
@@ -339,8 +346,13 @@ mod tests {
             .filter_map(char::from_u32)
             .filter(|c| !shown_as_is(*c) || ends.contains(&u32::from(*c)))
             .collect();
-        // 31 C0 controls (all but LF), DEL and the 32 C1 controls, U+FFFE and U+FFFF.
-        assert_eq!(sweep.chars().count(), 31 + 33 + 2 + ends.len(), "{sweep:?}");
+        // 31 C0 controls (all but LF), DEL and the 32 C1 controls, U+FFFE and U+FFFF, the
+        // two separators and the twelve bidi controls.
+        assert_eq!(
+            sweep.chars().count(),
+            31 + 33 + 2 + 2 + 12 + ends.len(),
+            "{sweep:?}"
+        );
         assert_well_formed(&render(&every_status(&sweep)).unwrap());
         let mut big = "x".repeat(1 << 20);
         big.push_str("\u{0}\u{FFFF}");

@@ -5,6 +5,7 @@
 //! (kit version, vector root hash, server and contract versions, start time, redacted argv).
 
 pub mod baseline;
+pub mod foreign;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -434,9 +435,4 @@ fn append_file(path: &Path, text: &str) -> std::io::Result<()> {
         Err(_) => "",
     };
     file.write_all(format!("{separator}{text}").as_bytes())
-}
-
-/// Escape a value for a one-line Markdown table cell or list item.
-pub(crate) fn one_line(text: &str) -> String {
-    text.replace('\n', " ").replace('|', "\\|")
 }

@@ -202,7 +202,9 @@ fn run_trials(
     if lt.format.unwrap_or(FormatSetting::Pretty) == FormatSetting::Pretty && !lt.quiet {
         use std::io::Write;
         // stderr: stdout stays libtest's own output.
-        let _ = writeln!(std::io::stderr(), "{}", provenance_line(ctx, root_sha256));
+        // The server's version string is the server's to write: shown inert.
+        let line = crate::redact::for_terminal(&provenance_line(ctx, root_sha256));
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 
     let sink = match &lt.logfile {

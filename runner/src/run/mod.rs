@@ -56,22 +56,24 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<u8, Error> {
 }
 
 /// One `awa-conformance: warning: …` line on stderr (stdout may carry libtest's JSON),
-/// masked ([`crate::redact`]).
+/// masked and with control and bidi characters shown ([`crate::redact::for_terminal`]).
 fn warn(text: &str) {
     use std::io::Write;
-    let text = crate::redact::redact_secrets(text);
+    let text = crate::redact::for_terminal(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: warning: {text}");
 }
 
-/// A block of information on stderr, as is (stdout may carry libtest's JSON).
+/// A block of information on stderr (stdout may carry libtest's JSON), with control and bidi
+/// characters shown.
 fn note(text: &str) {
     use std::io::Write;
-    let _ = write!(std::io::stderr(), "{text}");
+    let _ = write!(std::io::stderr(), "{}", crate::inert::terminal(text));
 }
 
-/// One `awa-conformance: error: …` line on stderr, masked.
+/// One `awa-conformance: error: …` line on stderr, masked and with control and bidi
+/// characters shown.
 fn report_error(text: &str) {
     use std::io::Write;
-    let text = crate::redact::redact_secrets(text);
+    let text = crate::redact::for_terminal(text);
     let _ = writeln!(std::io::stderr(), "awa-conformance: error: {text}");
 }

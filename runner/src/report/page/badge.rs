@@ -1,6 +1,14 @@
 //! `report badge`: an SVG badge and a shields.io endpoint JSON from one report, generated
 //! locally so a producer can commit or publish them ("awa contract v1 · conformant ·
-//! core+uniqueness", "xfail 3"). The text is the report's verdict; nothing is re-judged.
+//! core+uniqueness", "xfail 3").
+//!
+//! The badge is drawn from the report's cases, not from its `verdict` field (ADR 0059): no
+//! case checked, or a case failed, errored or unexpectedly passed, is red and never says
+//! "conformant", whatever the field says ([`super::read`] also refuses a report whose
+//! verdict disagrees with its cases, naming the file). Its words are the kit's own but for
+//! the level, which comes from the report: written on one line with control and bidi
+//! characters visible ([`crate::inert`]), and the characters XML 1.0 cannot carry too, so the
+//! SVG is well-formed whatever the report holds.
 
 use std::path::Path;
 
@@ -15,6 +23,12 @@ pub const SVG_FILE: &str = "awa-conformance.svg";
 /// The shields endpoint JSON's file name inside `--out DIR`.
 pub const ENDPOINT_FILE: &str = "awa-conformance.json";
 
+/// At most this many characters of the report's level are shown: a badge is a glance.
+const LEVEL_SHOWN: usize = 60;
+
+/// Red: not conformant, or not known to be.
+const RED: &str = "#e05d44";
+
 /// What a badge says.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Badge {
@@ -24,6 +38,49 @@ pub struct Badge {
     pub message: String,
     /// A shields colour name or hex.
     pub color: String,
+}
+
+/// What the cases of a report say, in the badge's first word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// At least one case checked, and none failed, errored or unexpectedly passed.
+    Conformant,
+    /// A case failed, errored or unexpectedly passed.
+    Nonconformant,
+    /// No case at all, or only not-applicable and ignored ones.
+    NothingChecked,
+    /// The run says it ended without a verdict: the cases it kept are not all it meant to run.
+    Error,
+    /// The run says it was stopped early.
+    Interrupted,
+}
+
+impl State {
+    fn of(r: &ReportIn) -> Self {
+        let problems = r.cases.iter().any(|c| is_problem(&c.status));
+        let checked = r
+            .cases
+            .iter()
+            .any(|c| !matches!(c.status.as_str(), "not_applicable" | "ignored"));
+        // The field can only make a badge redder, never greener.
+        match (r.verdict.as_str(), problems, checked) {
+            ("interrupted", _, _) => Self::Interrupted,
+            (_, true, _) => Self::Nonconformant,
+            (_, false, false) => Self::NothingChecked,
+            ("conformant", false, true) => Self::Conformant,
+            _ => Self::Error,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Self::Conformant => "conformant",
+            Self::Nonconformant => "nonconformant",
+            Self::NothingChecked => "nothing checked",
+            Self::Error => "error",
+            Self::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// The badge of one report.
@@ -37,29 +94,54 @@ pub fn of(r: &ReportIn) -> Badge {
     } else {
         format!("v{}", p.kit_contract_version)
     };
-    let count = |s: &str| r.cases.iter().filter(|c| c.status == s).count();
+    let state = State::of(r);
     let problems = r.cases.iter().filter(|c| is_problem(&c.status)).count();
-    let xfail = count("expected_failure");
-    let mut parts = vec![r.verdict.clone()];
-    if r.verdict == "nonconformant" && problems > 0 {
+    let xfail = r
+        .cases
+        .iter()
+        .filter(|c| c.status == "expected_failure")
+        .count();
+    let mut parts = vec![state.word().to_owned()];
+    if problems > 0 {
         parts.push(format!("{problems} failed"));
     }
     if p.level != super::super::NOT_AVAILABLE {
-        parts.push(p.level.clone());
+        parts.push(level(&p.level));
     }
     if xfail > 0 {
         parts.push(format!("xfail {xfail}"));
     }
-    let color = match (r.verdict.as_str(), xfail) {
-        ("conformant", 0) => "#4c1",
-        ("conformant", _) => "#dfb317",
-        _ => "#e05d44",
+    let color = match (state, xfail) {
+        (State::Conformant, 0) => "#4c1",
+        (State::Conformant, _) => "#dfb317",
+        _ => RED,
     };
     Badge {
         label: format!("awa contract {contract}"),
         message: parts.join(" · "),
         color: color.to_owned(),
     }
+}
+
+/// The report's level as the badge shows it: one line, control and bidi characters and the
+/// characters XML cannot carry written as `\u{XXXX}`, at most [`LEVEL_SHOWN`] characters.
+fn level(level: &str) -> String {
+    let shown = xml_line(level);
+    if shown.chars().count() <= LEVEL_SHOWN {
+        return shown.into_owned();
+    }
+    let mut cut: String = shown.chars().take(LEVEL_SHOWN - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `text` on one line with every control and bidi character, and the two non-characters
+/// XML 1.0 forbids (U+FFFE, U+FFFF), written visibly: what the SVG may hold (the template's
+/// HTML escaping covers the markup characters).
+fn xml_line(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::inert::escaped(text, |c| {
+        crate::inert::is_hazard(c) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    })
 }
 
 /// Text width in pixels, as shields estimates Verdana 11px: about 6.5 px a character, plus
@@ -81,11 +163,13 @@ pub fn svg(b: &Badge) -> Result<String, PageError> {
         reason: e.to_string(),
     };
     env.add_template("badge.svg", TEMPLATE).map_err(err)?;
+    // Whoever built the badge, the SVG stays well-formed.
+    let (label, message, color) = (xml_line(&b.label), xml_line(&b.message), xml_line(&b.color));
     env.get_template("badge.svg")
         .and_then(|t| {
             t.render(context! {
-                label => b.label, message => b.message, color => b.color,
-                lw => width(&b.label), rw => width(&b.message),
+                label => label, message => message, color => color,
+                lw => width(&label), rw => width(&message),
             })
         })
         .map_err(err)
@@ -153,7 +237,7 @@ mod tests {
         assert_eq!(b.message, "conformant · core+uniqueness · xfail 2");
         let b = of(&report("nonconformant", &["passed", "failed", "errored"]));
         assert_eq!(b.message, "nonconformant · 2 failed · core+uniqueness");
-        assert_eq!(b.color, "#e05d44");
+        assert_eq!(b.color, RED);
         let svg = svg(&b).unwrap();
         assert!(
             svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
@@ -161,5 +245,50 @@ mod tests {
         );
         assert!(svg.contains(">nonconformant · 2 failed · core+uniqueness</text>"));
         assert!(endpoint(&b).contains("\"schemaVersion\":1"));
+    }
+
+    #[test]
+    fn the_cases_decide_the_colour_whatever_the_verdict_field_says() {
+        for (statuses, word) in [
+            (&["failed", "failed"][..], "nonconformant · 2 failed"),
+            (&["passed", "errored"][..], "nonconformant · 1 failed"),
+            (&["unexpected_pass"][..], "nonconformant · 1 failed"),
+            (&[][..], "nothing checked"),
+            (&["not_applicable", "ignored"][..], "nothing checked"),
+        ] {
+            let b = of(&report("conformant", statuses));
+            assert_eq!(b.color, RED, "{statuses:?}: {b:?}");
+            assert!(b.message.starts_with(word), "{statuses:?}: {b:?}");
+            assert!(!b.message.starts_with("conformant"), "{b:?}");
+        }
+        // The field can make a badge red but never green.
+        let b = of(&report("error", &["passed"]));
+        assert_eq!(
+            (b.message.as_str(), b.color.as_str()),
+            ("error · core+uniqueness", RED)
+        );
+        let b = of(&report("conformant\u{7}", &["passed"]));
+        assert_eq!(b.color, RED, "{b:?}");
+        assert!(of(&report("conformant", &["passed"])).color == "#4c1");
+    }
+
+    #[test]
+    fn a_hostile_level_gives_a_well_formed_one_line_badge() {
+        let mut r = report("conformant", &["passed"]);
+        r.provenance.level = format!(
+            "core\u{0}\u{7}\n\u{1b}[31m\u{FFFF}\u{202E}<x&\"'>{}",
+            "y".repeat(500)
+        );
+        let b = of(&r);
+        let svg = svg(&b).unwrap();
+        let is_xml_char = |c: char| matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
+        assert!(svg.chars().all(is_xml_char), "{svg:?}");
+        assert!(!svg.contains('\u{202E}') && !svg.contains("<x"), "{svg}");
+        assert!(
+            b.message
+                .contains("core\\u{0000}\\u{0007}\\u{000A}\\u{001B}[31m\\u{FFFF}\\u{202E}"),
+            "{b:?}"
+        );
+        assert!(b.message.chars().count() < 120, "{b:?}");
     }
 }

@@ -2,11 +2,16 @@
 //! reports: per feature (family or suite) and implementation, supported / divergent / not
 //! supported / not run, with the advisories an expected failure names. Checked in CI against
 //! the reports of CI's own runs (`--check FILE`), like the other generated docs.
+//!
+//! Names, contracts, levels and feature names come from the reports: they go through
+//! [`crate::report::foreign`] (ordinary ones come out unchanged, so the checked-in table does
+//! not move), and a name cannot break out of its cell (ADR 0059).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::{is_problem, Comparison};
+use crate::report::foreign::{code, text};
 
 /// The document's first lines: what it is and how it is made.
 const HEAD: &str = "\
@@ -91,10 +96,10 @@ pub fn markdown(cmp: &Comparison) -> String {
             out,
             "| {} | {} | {} | {} | {} |",
             i + 1,
-            imp.name.replace('|', "\\|"),
-            imp.verdict,
-            imp.contract,
-            imp.level
+            text(&imp.name),
+            text(&imp.verdict),
+            text(&imp.contract),
+            text(&imp.level)
         );
     }
     out.push_str("\n## Features\n\n| feature |");
@@ -109,7 +114,7 @@ pub fn markdown(cmp: &Comparison) -> String {
         if name.starts_with(super::CORE) {
             continue;
         }
-        let _ = write!(out, "| `{name}` |");
+        let _ = write!(out, "| {} |", code(name));
         for imp in 0..cmp.implementations.len() {
             let _ = write!(out, " {} |", verdict(cmp, imp, col));
         }

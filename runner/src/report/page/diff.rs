@@ -1,11 +1,17 @@
 //! `report diff OLD.json NEW.json`: what changed between two runs, as compact Markdown for
 //! `$GITHUB_STEP_SUMMARY` or a pull-request comment: cases that newly fail, newly pass, and
 //! stopped being checked (gone, not applicable or ignored where they were checked before).
+//!
+//! The names of the two implementations (a producer's own hello, or a label), their levels and
+//! the case names come from the reports: they go through [`crate::report::foreign`], so a
+//! name cannot add a heading, HTML, a link or a mention to the comment (ADR 0059). Verdicts and
+//! statuses are words [`super::read`] checked against closed sets.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{is_problem, Comparison};
+use crate::report::foreign::{code, text};
 
 /// How many case names each list shows before "and N more".
 pub const SHOWN: usize = 50;
@@ -60,14 +66,27 @@ pub fn markdown(cmp: &Comparison) -> String {
     };
     let c = changes(old_cases, new_cases);
     let mut out = String::new();
-    let _ = writeln!(out, "### awa-conformance: {} → {}\n", old.name, new.name);
+    let _ = writeln!(
+        out,
+        "### awa-conformance: {} → {}\n",
+        text(&old.name),
+        text(&new.name)
+    );
     let _ = writeln!(out, "| | old | new |\n|---|---|---|");
     let _ = writeln!(
         out,
         "| verdict | {} (exit {}) | {} (exit {}) |",
-        old.verdict, old.exit_code, new.verdict, new.exit_code
+        text(&old.verdict),
+        old.exit_code,
+        text(&new.verdict),
+        new.exit_code
     );
-    let _ = writeln!(out, "| level | {} | {} |", old.level, new.level);
+    let _ = writeln!(
+        out,
+        "| level | {} | {} |",
+        text(&old.level),
+        text(&new.level)
+    );
     for s in super::STATUSES {
         let (a, b) = (
             old.totals.get(s).copied().unwrap_or(0),
@@ -87,7 +106,8 @@ pub fn markdown(cmp: &Comparison) -> String {
         for (name, o, n) in list.iter().take(SHOWN) {
             let _ = writeln!(
                 out,
-                "- `{name}`: {} → {}",
+                "- {}: {} → {}",
+                code(name),
                 o.replace('_', " "),
                 n.replace('_', " ")
             );

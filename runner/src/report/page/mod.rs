@@ -43,6 +43,21 @@ pub enum PageError {
         /// What is wrong, with serde's line and column.
         reason: String,
     },
+    /// A report's verdict is not what its cases and exit code say: a report edited by hand
+    /// or by a tool, which no renderer may show as it claims (a green badge over failed cases).
+    #[error(
+        "{path}: the verdict {verdict} disagrees with the report's own cases and exit code: \
+         {reason}; the report was edited or is damaged: use the file the run wrote with \
+         --report-json, or run again"
+    )]
+    VerdictDisagrees {
+        /// The file.
+        path: String,
+        /// The verdict as the file states it, shown escaped (it may hold anything).
+        verdict: String,
+        /// What contradicts it.
+        reason: String,
+    },
     /// Writing an output failed.
     #[error("{path}: cannot write: {reason}")]
     Write {
@@ -137,6 +152,10 @@ pub const STATUSES: [&str; 7] = [
     "not_applicable",
     "ignored",
 ];
+
+/// The verdicts a report states (`runner/report.schema.json`); a report with any other is
+/// refused by [`read`], so every renderer shows one of these words and nothing a file made up.
+pub const VERDICTS: [&str; 4] = ["conformant", "nonconformant", "error", "interrupted"];
 
 /// Whether a status is a problem (the run is nonconformant because of it).
 #[must_use]
@@ -301,17 +320,21 @@ impl Source {
     }
 }
 
-/// Read and check one report.
+/// Read and check one report: the one reader behind `report html|badge|diff|compatibility`,
+/// so what it refuses no renderer shows. A leading UTF-8 byte order mark (what some editors
+/// and Windows tools write) is skipped.
 ///
 /// # Errors
-/// [`PageError::Read`] or [`PageError::NotAReport`], naming the file.
+/// [`PageError::Read`] or [`PageError::NotAReport`], naming the file;
+/// [`PageError::VerdictDisagrees`] when the verdict is not what the cases say ([`agreement`]).
 pub fn read(path: &Path) -> Result<ReportIn, PageError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| PageError::Read {
         path: shown.clone(),
         reason: e.to_string(),
     })?;
-    let r: ReportIn = serde_json::from_str(&text).map_err(|e| PageError::NotAReport {
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    let r: ReportIn = serde_json::from_str(text).map_err(|e| PageError::NotAReport {
         path: shown.clone(),
         reason: e.to_string(),
     })?;
@@ -328,10 +351,73 @@ pub fn read(path: &Path) -> Result<ReportIn, PageError> {
     {
         return Err(PageError::NotAReport {
             path: shown,
-            reason: format!("case {} has the unknown status {:?}", bad.name, bad.status),
+            reason: format!(
+                "case {} has the unknown status {}",
+                crate::inert::one_line(&bad.name),
+                crate::inert::one_line(&format!("{:?}", bad.status))
+            ),
+        });
+    }
+    if let Err(reason) = agreement(&r) {
+        return Err(PageError::VerdictDisagrees {
+            path: shown,
+            verdict: crate::inert::one_line(&format!("{:?}", r.verdict)).into_owned(),
+            reason,
         });
     }
     Ok(r)
+}
+
+/// Whether a report's verdict and exit code are what a run would have concluded from its
+/// cases and run errors (`runner/src/run/report.rs`, ADR 0005): `conformant` (exit 0) needs at
+/// least one case checked (not only not-applicable or ignored ones), no case failed, errored
+/// or unexpectedly passed, and no run error; `nonconformant` (exit 1) needs a case failed or
+/// unexpectedly passed; `error` exits 2 to 6 and `interrupted` 130, 141 or 143, with any
+/// cases (a run stopped or broken keeps what it recorded).
+///
+/// # Errors
+/// What contradicts the verdict, in words.
+pub fn agreement(r: &ReportIn) -> Result<(), String> {
+    let count = |pred: &dyn Fn(&str) -> bool| r.cases.iter().filter(|c| pred(&c.status)).count();
+    let problems = count(&is_problem);
+    let failed = count(&|s| matches!(s, "failed" | "unexpected_pass"));
+    let checked = count(&|s| !matches!(s, "not_applicable" | "ignored"));
+    let exit = r.exit_code;
+    match r.verdict.as_str() {
+        "conformant" if problems > 0 => Err(format!(
+            "{problems} of its {} cases failed, errored or unexpectedly passed",
+            r.cases.len()
+        )),
+        "conformant" if checked == 0 => Err(format!(
+            "none of its {} cases was checked (a run that checks nothing is never conformant)",
+            r.cases.len()
+        )),
+        "conformant" if !r.run_errors.is_empty() => {
+            Err(format!("it records {} run errors", r.run_errors.len()))
+        }
+        "conformant" if exit != crate::exit::SUCCESS => {
+            Err(format!("its exit code is {exit}, not 0"))
+        }
+        "nonconformant" if failed == 0 => Err("no case failed or unexpectedly passed".to_owned()),
+        "nonconformant" if exit != crate::exit::NONCONFORMANT => {
+            Err(format!("its exit code is {exit}, not 1"))
+        }
+        "error" if (2..=6).contains(&exit) => Ok(()),
+        "error" => Err(format!("its exit code is {exit}, not one of 2 to 6")),
+        "interrupted"
+            if [
+                crate::exit::INTERRUPTED,
+                crate::exit::STDOUT_CLOSED,
+                crate::exit::TERMINATED,
+            ]
+            .contains(&exit) =>
+        {
+            Ok(())
+        }
+        "interrupted" => Err(format!("its exit code is {exit}, not 130, 141 or 143")),
+        "conformant" | "nonconformant" => Ok(()),
+        _ => Err(format!("it is none of {}", VERDICTS.join(", "))),
+    }
 }
 
 impl Comparison {

@@ -15,10 +15,10 @@ use awa_conformance_runner::error::Error;
 use awa_conformance_runner::expected::ExpectedFailures;
 use awa_conformance_runner::outcome::{RunContext, PROVENANCE_DATABASE};
 use awa_conformance_runner::pg::{Dsn, Pg};
-use awa_conformance_runner::protocol;
 use awa_conformance_runner::producer::{
     self, CheckOptions, EnqueueAnswer, EnqueueRequest, Hello, Producer, ProducerFault,
 };
+use awa_conformance_runner::protocol;
 use awa_conformance_runner::report::{self, Report, Summary};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;

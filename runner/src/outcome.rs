@@ -107,11 +107,63 @@ pub enum FailureKind {
     Harness,
 }
 
+/// Where a mismatch comes from: which step between the request and the stored job went
+/// wrong. Carried as data by a [`CaseFailure`] and every report (the JSON report's `layer`),
+/// never as text to parse back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// The canonical args JSON the unique key hashes.
+    CanonicalJson,
+    /// The unique_key pre-image (fields, framing, period bucket).
+    UniqueKeyPreimage,
+    /// The hash step (BLAKE3 of the pre-image, or the concurrency digest).
+    Digest,
+    /// The enqueue shard.
+    Shard,
+    /// Which routing rule applied.
+    Precedence,
+    /// The PartitionedQueue physical queue.
+    Partition,
+    /// The values did not reach `insert_job` as requested (keys as text, dropped keys,
+    /// `unique_states` padded by `::bit(8)`, another queue).
+    SqlCallEncoding,
+    /// `insert_job` itself disagrees with the vector.
+    DatabaseSemantics,
+    /// What was stored besides the routing: the jobs themselves (how many, and their fields).
+    Payload,
+}
+
+impl Layer {
+    /// The label shown in reports.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CanonicalJson => "canonical JSON",
+            Self::UniqueKeyPreimage => "unique_key pre-image",
+            Self::Digest => "digest",
+            Self::Shard => "shard",
+            Self::Precedence => "precedence",
+            Self::Partition => "partition",
+            Self::SqlCallEncoding => "SQL call encoding",
+            Self::DatabaseSemantics => "database semantics",
+            Self::Payload => "payload",
+        }
+    }
+}
+
+impl Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Why a check failed, with the expected and actual values when they are meaningful.
 #[derive(Debug, Clone, Default)]
 pub struct CaseFailure {
     /// One paragraph naming what differed (and, for harness failures, the fix).
     pub message: String,
+    /// Where the mismatch comes from, when a judge named it.
+    pub layer: Option<Layer>,
     /// The value the contract requires.
     pub expected: Option<serde_json::Value>,
     /// The value the implementation produced.
@@ -140,6 +192,30 @@ impl CaseFailure {
             expected: Some(expected),
             actual: Some(actual),
             kind: FailureKind::Nonconformant,
+            layer: None,
+        }
+    }
+
+    /// A nonconformance finding at `layer`, with the expected and actual values.
+    pub fn at(
+        layer: Layer,
+        message: impl Into<String>,
+        expected: serde_json::Value,
+        actual: serde_json::Value,
+    ) -> Self {
+        Self {
+            layer: Some(layer),
+            ..Self::mismatch(message, expected, actual)
+        }
+    }
+
+    /// The message as a person reads it: `layer: <layer>: <message>` when the layer is known.
+    /// The one place a layer is written as text; reports carry it as data too.
+    #[must_use]
+    pub fn text(&self) -> String {
+        match self.layer {
+            Some(layer) => format!("layer: {}: {}", layer.as_str(), self.message),
+            None => self.message.clone(),
         }
     }
 
@@ -155,7 +231,7 @@ impl CaseFailure {
     /// The text libtest-mimic prints under `failures:`: long byte values shortened
     /// ([`shorten`]); the JSON report keeps them whole.
     fn render(&self) -> String {
-        let mut text = self.message.clone();
+        let mut text = self.text();
         if let Some(expected) = &self.expected {
             text.push_str(&format!("\n  expected: {}", shorten::display(expected)));
         }
@@ -485,7 +561,7 @@ impl RunContext {
                             status: Status::ExpectedFailure,
                             message: Some(format!(
                                 "expected failure ({reason}): {}",
-                                failure.message
+                                failure.text()
                             )),
                             expected: failure.expected,
                             actual: failure.actual,
@@ -500,7 +576,7 @@ impl RunContext {
                             } else {
                                 Status::Failed
                             },
-                            message: Some(failure.message),
+                            message: Some(failure.text()),
                             expected: failure.expected,
                             actual: failure.actual,
                             ..base

@@ -336,10 +336,8 @@ impl Job {
                 return Some(v3("a run_at with a UTC offset other than Z"));
             }
         }
-        let nested = uses_nested(&self.args)
-            || self.metadata().is_some_and(uses_nested);
-        (nested && !hello.speaks_nested())
-            .then(|| nested_not_spoken(hello.protocol))
+        let nested = uses_nested(&self.args) || self.metadata().is_some_and(uses_nested);
+        (nested && !hello.speaks_nested()).then(|| nested_not_spoken(hello.protocol))
     }
 
     /// This job as a producer speaking `protocol` is sent it: without protocol 3's members

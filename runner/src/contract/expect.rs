@@ -397,3 +397,14 @@ mod tests {
         assert!(routes(&os.case, &[0, 65]).unwrap_or_default().is_empty());
     }
 }
+
+/// What one request of a check must end in: a job stored as expected, or a refusal by the
+/// rule of the contract. The answer judge ([`super::judge::answer`]) takes it, so what a step
+/// must end in is the contract's, not any engine's.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Stored as expected.
+    Stored(Box<Expectation>),
+    /// Refused by this rule.
+    Refused(super::judge::Refusal),
+}

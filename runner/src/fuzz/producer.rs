@@ -166,13 +166,13 @@ impl ProducerTarget {
                 Ok(Verdict::Passed) => out.hit(g.family),
                 Ok(Verdict::NotApplicable(_)) => out.skipped += 1,
                 Err(f) if f.kind == FailureKind::Harness => {
-                    out.problems.push(format!("{}: {}", case.name, f.message));
+                    out.problems.push(format!("{}: {}", case.name, f.text()));
                 }
                 Err(f) => {
                     out.hit(g.family);
                     out.findings.push(Finding::new(
                         g,
-                        format!("{}: {}", case.name, f.message),
+                        format!("{}: {}", case.name, f.text()),
                         f.expected
                             .unwrap_or_else(|| g.vector.case.expected_json().to_serde()),
                         f.actual.unwrap_or(serde_json::Value::Null),

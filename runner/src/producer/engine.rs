@@ -1,10 +1,19 @@
-//! The engine's steps for one case: prepare the run-scoped queue, ask `insert_job` itself
-//! (rolled back), ask the producer, read the stored job back, judge, remove every row.
+//! The producer engine: one [`Session`] holds the producer and one lane per request the
+//! producer accepts at once (`hello.max_in_flight`, ADR 0057); this file runs one case's
+//! steps on a lane: prepare the run-scoped queue, ask `insert_job` itself (rolled back), ask
+//! the producer, read the stored job back, hand all of it to the answer judge
+//! (`contract::judge::answer`), count the rows, remove every row.
 //!
-//! One [`Session`] holds the producer and one lane per request the producer accepts at once
-//! (`hello.max_in_flight`, ADR 0057): a lane is a connection of the runner's own with its
-//! prepared statements, and runs one case at a time. The producer's lock is held to send a
-//! request, never while its answer is awaited, so the lanes' cases are in flight together.
+//! Its rooms, bottom-up (a module uses only those before it, and this file's shared state):
+//! 1. `exchange`: the producer process behind its slot: one request's round trip, faults and
+//!    restarts, timeouts in a row;
+//! 2. `readback`: what a case stored (the job, the whole job, the rows a case left) and the
+//!    job outside it that blocks its unique key;
+//! 3. this file: a case's steps, the reference call and the clean-up;
+//! 4. `bulk`: a staged batch's steps;
+//! 5. `lanes`: scheduling and attribution (ADR 0057): a case beside others or alone (the
+//!    gate), strays, confirming alone, the batch sweep, and the `Pipeline` that runs the
+//!    selected cases ahead of their trials.
 //!
 //! Attribution comes first: a case judges only rows it can tell apart as its own (its
 //! run-scoped queues, its answered ids). A row of the run's login outside every run-scoped
@@ -17,30 +26,35 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 use tokio_postgres::{Client, Statement};
 
 use crate::pg::{Cached, Statements};
 
-use super::cases::{Case, Kind, RefusalKind, UNIQUE_KEY_STATES};
+use super::cases::{Case, Kind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
 use super::timings::{Phase, Timings, TimingsSection};
-use crate::protocol::{
-    EnqueueAnswer, EnqueueRequest, Hello, Job, Refused, BULK_CAPABILITY, ERRORS_CAPABILITY,
-};
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;
+use crate::contract::judge::answer::{self, ReadBack, ReferenceProblem};
 use crate::contract::judge::{self, Observed, Records, Rejection, Stored};
 use crate::contract::sweep::{count_jobs_with, count_split_with, JobScope, Tables};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
+use crate::protocol::{
+    EnqueueAnswer, EnqueueRequest, Hello, Job, BULK_CAPABILITY, ERRORS_CAPABILITY,
+};
 
 mod bulk;
+mod exchange;
+mod lanes;
 mod readback;
 
-/// How much of the producer's stderr a case message carries (the JSON report too).
-const STDERR_IN_MESSAGE: usize = 4096;
+pub use exchange::OnUnresponsive;
+use exchange::{with_stderr, Slot, TimeoutLimit};
+use lanes::Unswept;
+pub use lanes::{fit_lanes, Pipeline};
 
 /// The most lanes a session opens, whatever the producer declares: each is a session of the
 /// runner's own (and the producer opens about as many), and the server's connection slots
@@ -52,27 +66,6 @@ pub const MAX_LANES: usize = 16;
 /// table; the rows left meanwhile are in queues of their own, which no other case reads or
 /// counts.
 pub const SWEEP_BATCH: usize = 32;
-
-/// Cases whose rows are left for the next batch sweep.
-#[derive(Default)]
-struct Unswept {
-    /// Their run-scoped queue prefixes.
-    scopes: Vec<String>,
-    /// The job ids the producer answered them (found wherever they landed, ADR 0049).
-    answered: Vec<i64>,
-}
-
-/// The producer, behind its own lock: held to send a request (or for a whole bulk
-/// exchange), never while an enqueue answer is awaited.
-struct Slot {
-    producer: Box<dyn Producer>,
-    seq: u64,
-    /// Bumped by each restart: a fault restarts the producer only when no other request's
-    /// fault restarted it since this request was sent.
-    generation: u64,
-    /// Requests in a row that ended in a timeout (reset by any answer).
-    timeouts_in_a_row: u32,
-}
 
 /// One lane: the runner's connection and the case running on it.
 struct Inner {
@@ -122,17 +115,6 @@ fn timed<T>(inner: &mut Inner, phase: Phase, f: impl FnOnce(&mut Inner) -> T) ->
     let r = f(inner);
     inner.timings.add(phase, t.elapsed());
     r
-}
-
-/// Called once, with the message, when the producer has timed out on the limit of requests
-/// in a row ([`Session::limit_timeouts`]): the caller stops the run.
-pub type OnUnresponsive = Arc<dyn Fn(String) + Send + Sync>;
-
-/// `--max-consecutive-timeouts` and what to do when it is reached.
-struct TimeoutLimit {
-    limit: u32,
-    on_reached: OnUnresponsive,
-    reached: bool,
 }
 
 /// The login a producer enqueues as, as far as the engine knows it (ADR 0049).
@@ -315,15 +297,6 @@ impl Session {
         }))
     }
 
-    /// The lanes cases may run on at once: the producer's `max_in_flight` (at most
-    /// [`MAX_LANES`]), or fewer after [`Self::limit_lanes`].
-    #[must_use]
-    pub fn lanes(&self) -> usize {
-        self.active
-            .load(Ordering::Relaxed)
-            .clamp(1, self.lanes.len())
-    }
-
     /// Tell the session how to know that the run was asked to stop.
     pub fn watch_stop(&self, stopped: Stopped) {
         *lock(&self.stopped) = Some(stopped);
@@ -331,64 +304,6 @@ impl Session {
 
     fn stopping(&self) -> bool {
         lock(&self.stopped).as_ref().is_some_and(|f| f())
-    }
-
-    /// Use at most `n` lanes (`--test-threads 1`: one case at a time, for debugging).
-    pub fn limit_lanes(&self, n: usize) {
-        self.active
-            .store(n.clamp(1, self.lanes.len()), Ordering::Relaxed);
-    }
-
-    /// After `limit` requests in a row that timed out, call `on_reached` once with a message
-    /// naming the count (`--max-consecutive-timeouts`); every later case errors at once
-    /// instead of waiting for the timeout again.
-    pub fn limit_timeouts(&self, limit: u32, on_reached: OnUnresponsive) {
-        *lock(&self.timeout_limit) = Some(TimeoutLimit {
-            limit,
-            on_reached,
-            reached: false,
-        });
-    }
-
-    /// The message of a run stopped by the timeout limit, once it was reached.
-    #[must_use]
-    pub fn unresponsive(&self) -> Option<String> {
-        let limit = lock(&self.timeout_limit);
-        limit
-            .as_ref()
-            .filter(|l| l.reached)
-            .map(|l| unresponsive_message(l.limit, self.timeout))
-    }
-
-    /// Count a request's end towards the timeout limit: an answer resets it, a timeout adds
-    /// one, any other fault leaves it as it is (with several in flight, the requests a
-    /// timeout's restart cut off are no answers either).
-    fn count_answer(&self, fault: Option<&ProducerFault>) {
-        match fault {
-            None => self.count_timeout(false),
-            Some(ProducerFault::Timeout(_)) => self.count_timeout(true),
-            Some(_) => {}
-        }
-    }
-
-    /// Count a request's end towards the timeout limit.
-    fn count_timeout(&self, timed_out: bool) {
-        let in_a_row = {
-            let mut producer = lock(&self.producer);
-            if !timed_out {
-                producer.timeouts_in_a_row = 0;
-                return;
-            }
-            producer.timeouts_in_a_row += 1;
-            producer.timeouts_in_a_row
-        };
-        let mut slot = lock(&self.timeout_limit);
-        if let Some(l) = slot.as_mut() {
-            if !l.reached && in_a_row >= l.limit {
-                l.reached = true;
-                (l.on_reached)(unresponsive_message(l.limit, self.timeout));
-            }
-        }
     }
 
     /// The producer's hello (the latest, after a restart).
@@ -444,29 +359,10 @@ impl Session {
             ));
         }
         if let Some(touched) = self.unattributed() {
-            return Err(CaseFailure::new(touched));
+            return Err(touched);
         }
         let program = format!("producer {}", self.hello().implementation.name);
         judge::coverage(&program, "cases", &tallies).map(|()| Verdict::Passed)
-    }
-
-    /// The finding when another request in flight wrote into (or removed from) the rows of
-    /// cases that pass alone: no case can be charged with it, so it is the producer's as a
-    /// whole (`producer::coverage`, or a run error when that case is not selected).
-    #[must_use]
-    pub fn unattributed(&self) -> Option<String> {
-        let touched = lock(&self.unattributed);
-        (!touched.is_empty()).then(|| {
-            format!(
-                "layer: payload: producer {} wrote into (or removed from) the queues of {} \
-                 case(s) while serving other requests in flight; each passes alone, so the \
-                 request at fault could not be named: rerun with --test-threads 1 to find it \
-                 (ADR 0057). {}",
-                self.hello().implementation.name,
-                touched.len(),
-                touched.join("; ")
-            )
-        })
     }
 
     /// Where the cases run so far spent their time, per phase (`--timings`).
@@ -505,96 +401,6 @@ impl Session {
     /// A finding, or a harness error (producer fault, database trouble).
     pub fn run(&self, case: &Case) -> Result<Verdict, CaseFailure> {
         self.run_on(0, case)
-    }
-
-    /// [`Self::run`] on lane `lane` (one of [`Self::lanes`]), beside the cases of the other
-    /// lanes unless it must run alone: a bulk case (one batch owns the producer), or any case
-    /// once a stray row was seen. A case that sees a stray beside others runs again alone.
-    ///
-    /// # Errors
-    /// As [`Self::run`].
-    pub fn run_on(&self, lane: usize, case: &Case) -> Result<Verdict, CaseFailure> {
-        let Some(slot) = self.lanes.get(lane).or_else(|| self.lanes.first()) else {
-            return Err(CaseFailure::harness("the session has no lane"));
-        };
-        let mut inner = lock(slot);
-        let started = Instant::now();
-        let beside = self.lanes() > 1
-            && !self.serial.load(Ordering::SeqCst)
-            && !matches!(case.kind, Kind::Bulk(_));
-        let mut outcome = None;
-        // The failure beside others that the run alone below confirms, if any.
-        let mut doubted = None;
-        if beside {
-            let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
-            inner.alone = false;
-            inner.strays_seen = false;
-            inner.doubt = false;
-            let out = self.run_case(&mut inner, case);
-            // Beside the others (a batch holds finished cases only, each in queues of its
-            // own), but inside the shared gate: a case alone, which counts every row of the
-            // run's login, must not see rows a batch has taken and not yet removed.
-            timed(&mut inner, Phase::Sweep, |i| {
-                self.sweep_unswept(i, SWEEP_BATCH)
-            })?;
-            drop(shared);
-            if inner.strays_seen {
-                // Which case wrote the stray cannot be told while others are in flight
-                // (ADR 0057): from here on every case runs alone, this one again.
-                self.serial.store(true, Ordering::SeqCst);
-            } else if out.is_err() && inner.doubt && !self.stopping() {
-                // A failure another case in flight may have caused (a row in this case's
-                // queues, its row gone) is confirmed alone, so that it is charged exactly as
-                // with one case in flight. A wrong value in the row of an id the producer
-                // answered this case is its own; a producer fault fails every request in
-                // flight, each naming the fault (ADR 0057).
-                doubted = out.err();
-            } else {
-                outcome = Some(out);
-            }
-        }
-        let outcome = match outcome {
-            Some(out) => out,
-            None => {
-                let _alone = self.gate.write().unwrap_or_else(PoisonError::into_inner);
-                inner.alone = true;
-                // Alone, every row of the run's login is the case's: none of another may wait.
-                timed(&mut inner, Phase::Sweep, |i| self.sweep_unswept(i, 1))?;
-                if inner.strays_seen {
-                    // The strays go first: the rerun's count must see only its own rows. No
-                    // queue is named `…_p0_…` (cases count from 1): only the login's rows go.
-                    inner.strays_seen = false;
-                    let none = [format!("{}_p0_", self.db.prefix())];
-                    timed(&mut inner, Phase::Sweep, |i| self.cleanup(i, &none, None))?;
-                }
-                let alone = self.run_case(&mut inner, case);
-                if let (Some(beside), Ok(Verdict::Passed)) = (&doubted, &alone) {
-                    // Alone it passes: another request in flight wrote into, or removed from,
-                    // this case's queues. That writer cannot be named now; the producer as a
-                    // whole fails (`producer::coverage`), and every later case runs alone.
-                    self.serial.store(true, Ordering::SeqCst);
-                    lock(&self.unattributed).push(format!(
-                        "{}: beside other requests in flight: {}",
-                        case.name,
-                        beside.message.lines().next().unwrap_or_default()
-                    ));
-                }
-                alone
-            }
-        };
-        // Inside a case, not applicable only ever means the producer skipped it (a case the
-        // target or the hello rules out never runs: `not_applicable`).
-        {
-            let mut tallies = lock(&self.tallies);
-            let tally = tallies.entry(case.capability().to_owned()).or_default();
-            if matches!(outcome, Ok(Verdict::NotApplicable(_))) {
-                tally.skipped += 1;
-            } else {
-                tally.answered += 1;
-            }
-        }
-        inner.timings.case(started.elapsed());
-        outcome
     }
 
     /// One run of `case` on the lane `inner`, its rows removed whatever happened.
@@ -682,55 +488,6 @@ impl Session {
             .block_on(conn.statement(sql))
             .map_err(|e| CaseFailure::harness(e.to_string()))?
             .map_err(|e| self.db_err("preparing a statement", &e))
-    }
-
-    /// The message of a case whose unique key a job outside the case holds: that job (id,
-    /// queue, key, enqueuing login) and the statement that removes it (ADR 0049). The run
-    /// never removes it itself: it is not the run's.
-    fn blocked(&self, inner: &mut Inner, key: Option<&[u8]>, refusal: &str) -> String {
-        let key_hex = key.map_or_else(|| "NULL".to_owned(), hex);
-        let head = format!(
-            "a job outside this case already holds the unique key {key_hex} the case needs \
-             (insert_job: {refusal})"
-        );
-        let (Target::Contract, Some(key)) = (&self.target, key) else {
-            return format!(
-                "{head}; it is not this run's, so the run leaves it: remove the job holding \
-                 that key, then rerun"
-            );
-        };
-        let s = self.db.schema.quoted();
-        let found = self.client(inner).and_then(|client| {
-            self.db
-                .pg
-                .block_on(client.query_opt(
-                    &include_str!("../../sql/blocking_job.sql").replace("@S@", s),
-                    &[&key],
-                ))
-                .map_err(|e| CaseFailure::harness(e.to_string()))?
-                .map_err(|e| self.db_err("looking up the job that holds the key", &e))
-        });
-        match found {
-            Ok(Some(row)) => {
-                let id: i64 = row.get(0);
-                let queue: Option<String> = row.get(1);
-                let login: Option<String> = row.get(2);
-                format!(
-                    "{head}: job {id} in queue {}, enqueued by login {}. It is not this \
-                     run's, so the run leaves it. If nothing else needs it, remove it and \
-                     rerun:\n  WITH claim AS (DELETE FROM {s}.job_unique_claims WHERE job_id \
-                     = {id}) DELETE FROM {s}.contract_jobs WHERE id = {id};",
-                    queue
-                        .as_deref()
-                        .map_or_else(|| "(no job row, only its claim)".to_owned(), sql_literal),
-                    login
-                        .as_deref()
-                        .map_or_else(|| "(unknown)".to_owned(), sql_literal),
-                )
-            }
-            Ok(None) => format!("{head}; no claim holds it any more: rerun"),
-            Err(e) => format!("{head}; {}", e.message),
-        }
     }
 
     fn db_err(&self, what: &str, e: &tokio_postgres::Error) -> CaseFailure {
@@ -876,119 +633,30 @@ impl Session {
         }
     }
 
-    /// Ask the producer; a fault is a harness error, after which the producer is restarted.
-    /// The producer's lock is held to send the request, not while its answer is awaited.
-    fn ask(&self, inner: &mut Inner, case: &Case, job: &Job) -> Result<EnqueueAnswer, CaseFailure> {
-        let job = job.for_protocol(self.hello().protocol);
-        self.gave_up()?;
-        let (pending, generation) = {
-            let mut slot = lock(&self.producer);
-            slot.seq += 1;
-            let request = EnqueueRequest {
-                seq: slot.seq,
-                case: case.name.clone(),
-                schema: self.db.schema.as_str().to_owned(),
-                job,
-            };
-            (slot.producer.send(&request, self.timeout), slot.generation)
-        };
-        let answer = pending.and_then(|wait| wait());
-        self.count_answer(answer.as_ref().err());
-        if let Ok(EnqueueAnswer::Enqueued { job_id, .. }) = &answer {
-            inner.answered.push(*job_id);
-        }
-        answer.map_err(|fault| self.fault(generation, fault))
-    }
-
-    /// A harness error instead of a request once the timeout limit was reached.
-    fn gave_up(&self) -> Result<(), CaseFailure> {
-        match self.unresponsive() {
-            Some(message) => Err(CaseFailure::harness(format!("not asked: {message}"))),
-            None => Ok(()),
-        }
-    }
-
-    /// The harness error of a producer fault, after restarting the producer (unless another
-    /// request's fault restarted it since this one was sent, on `generation`).
-    fn fault(&self, generation: u64, fault: ProducerFault) -> CaseFailure {
-        if matches!(fault, ProducerFault::Stopped) {
-            return CaseFailure::harness(format!(
-                "the run was asked to stop and the producer did not answer the request in flight \
-                 within {}s (the grace a case in flight gets to finish)",
-                super::process::IN_FLIGHT_GRACE.as_secs()
-            ));
-        }
-        let restarted = {
-            let mut slot = lock(&self.producer);
-            if slot.generation != generation {
-                "restarted after another request's fault".to_owned()
-            } else {
-                slot.generation += 1;
-                match slot.producer.restart() {
-                    Ok(h) => {
-                        *lock(&self.hello) = h;
-                        "restarted".to_owned()
-                    }
-                    Err(e) => format!("restart failed too: {e}"),
-                }
-            }
-        };
-        CaseFailure::harness(format!(
-            "{fault} (the producer was {restarted}; the run goes on)"
-        ))
-    }
-
-    /// One step; `Some(verdict)` ends the case early (skipped by the producer).
+    /// One step: the reference call, the producer's answer and what it stored, each judged by
+    /// the answer judge (`contract::judge::answer`); `Some(verdict)` ends the case early
+    /// (skipped by the producer).
     fn run_step(
         &self,
         inner: &mut Inner,
         case: &Case,
         step: &Step,
     ) -> Result<Option<Verdict>, CaseFailure> {
+        let records = self.target.records();
         let reference = timed(inner, Phase::Reference, |i| self.reference(i, &step.call))?;
-        let reference_ok =
-            match (&step.outcome, &reference) {
-                (Outcome::Stored(want), Ok(r)) => {
-                    timed(inner, Phase::Judge, |_| {
-                        judge::judge_reference(case, want, r, self.target.records())
-                    })?;
-                    Some(r.clone())
-                }
-                (Outcome::Stored(_), Err(r)) if r.sqlstate == "23505" => {
-                    return Err(CaseFailure::harness(self.blocked(
-                        inner,
-                        step.call.unique_key.as_deref(),
-                        &r.message,
-                    )))
-                }
-                (Outcome::Stored(_), Err(r)) => return Err(CaseFailure::mismatch(
-                    "layer: database semantics: insert_job itself refuses a valid request (in a \
-                     rolled-back transaction)",
-                    json!({"outcome": "accepted"}),
-                    json!({"insert_job": r.to_json()}),
-                )),
-                (Outcome::Refused(kind), Err(r))
-                    if kind
-                        .refusal()
-                        .admits(Some(&r.sqlstate), r.detail_code.as_deref()) =>
-                {
-                    None
-                }
-                (Outcome::Refused(kind), r) => {
-                    return Err(CaseFailure::mismatch(
-                        format!(
-                            "layer: database semantics: insert_job itself does not refuse as \
-                         required ({})",
-                            kind.refusal().wanted()
-                        ),
-                        json!({"refused": kind.refusal().wanted()}),
-                        json!({"insert_job": match r {
-                            Ok(o) => o.to_json(),
-                            Err(r) => r.to_json(),
-                        }}),
-                    ))
-                }
-            };
+        let reference_ok = match timed(inner, Phase::Judge, |_| {
+            answer::reference(case, &step.outcome, &reference, records)
+        }) {
+            Ok(r) => r,
+            Err(ReferenceProblem::Blocked(message)) => {
+                return Err(CaseFailure::harness(self.blocked(
+                    inner,
+                    step.call.unique_key.as_deref(),
+                    &message,
+                )))
+            }
+            Err(ReferenceProblem::Failed(f)) => return Err(f),
+        };
         // Revision 1.2: what the server makes of the payload asked, and the clock before the
         // producer's call (a defaulted run_at falls between it and the answer).
         let asked = match (&step.outcome, self.payload_read()) {
@@ -997,129 +665,44 @@ impl Session {
             })?),
             _ => None,
         };
-        let answer = timed(inner, Phase::Producer, |i| self.ask(i, case, &step.job))?;
-        let request = serde_json::to_value(&step.job).unwrap_or(Json::Null);
-        match (&step.outcome, answer) {
-            (_, EnqueueAnswer::Skipped(reason)) => Ok(Some(Verdict::NotApplicable(format!(
-                "skipped by the producer: {reason}"
-            )))),
-            (_, EnqueueAnswer::Error(msg)) => Err(CaseFailure::mismatch(
-                format!("the producer reported an error for this request: {msg}"),
-                match &step.outcome {
-                    Outcome::Stored(_) => json!({"outcome": "enqueued"}),
-                    Outcome::Refused(k) => json!({"refused": k.refusal().wanted()}),
-                },
-                json!({"error": msg, "request": request}),
-            )),
-            (Outcome::Stored(want), EnqueueAnswer::Enqueued { job_id, trace }) => {
-                let (stored, whole) = timed(inner, Phase::ReadBack, |i| {
-                    self.read_back(i, job_id, asked.is_some())
+        let reply = timed(inner, Phase::Producer, |i| self.ask(i, case, &step.job))?;
+        let read = match (&step.outcome, &reply) {
+            (Outcome::Stored(_), EnqueueAnswer::Enqueued { job_id, .. }) => {
+                let (routing, whole) = timed(inner, Phase::ReadBack, |i| {
+                    self.read_back(i, *job_id, asked.is_some())
                 })?;
-                inner.doubt |= stored.job_id.is_none();
-                timed(inner, Phase::Judge, |_| {
-                    judge::judge_stored(
-                        case,
-                        want,
-                        &stored,
-                        reference_ok.as_ref(),
-                        trace.as_ref(),
-                        self.target.records(),
-                    )?;
-                    if let (Some((asked, from)), Some(whole)) = (asked, whole) {
+                inner.doubt |= routing.job_id.is_none();
+                let payload = match (asked, whole) {
+                    (Some((asked, from)), Some(whole)) => {
                         let (whole, to) = whole?;
-                        let want = Payload::asked(&step.call, asked, (&from, &to));
-                        judge::judge_payload("the producer", &want, &whole).map_err(|mut f| {
-                            f.actual = Some(json!({"stored": f.actual, "request": request}));
-                            f
-                        })?;
+                        Some((Payload::asked(&step.call, asked, (&from, &to)), whole))
                     }
-                    Ok(None)
-                })
-            }
-            (Outcome::Stored(want), EnqueueAnswer::Refused(r)) => Err(CaseFailure::mismatch(
-                format!(
-                    "the producer refused a valid request ({})",
-                    describe_refusal(&r)
-                ),
-                json!({"outcome": "enqueued", "expected": want.to_json()}),
-                json!({"refused": r, "request": request}),
-            )),
-            (Outcome::Refused(kind), EnqueueAnswer::Refused(r)) => {
-                if kind
-                    .refusal()
-                    .admits(r.sqlstate.as_deref(), r.code.as_deref())
-                {
-                    Ok(None)
-                } else {
-                    Err(CaseFailure::mismatch(
-                        format!(
-                            "wrong refusal: {}; required {}",
-                            describe_refusal(&r),
-                            kind.refusal().wanted()
-                        ),
-                        json!({"refused": kind.refusal().wanted()}),
-                        json!({"refused": r}),
-                    ))
-                }
-            }
-            (Outcome::Refused(kind), EnqueueAnswer::Enqueued { job_id, .. }) => {
-                let stored = self.read(inner, job_id)?;
-                inner.doubt |= stored.job_id.is_none();
-                // `ask` recorded this answer already: a second occurrence is an earlier job's id.
-                let repeated = inner.answered.iter().filter(|&&id| id == job_id).count() > 1;
-                let what = match kind {
-                    _ if stored.job_id.is_none() => format!(
-                        "layer: payload: the producer answered job id {job_id}, which the \
-                         database does not hold, instead of the refusal ({}): answer a refusal as \
-                         refused, never with an id (a swallowed error, or a made-up id)",
-                        kind.refusal().wanted()
-                    ),
-                    RefusalKind::Duplicate if repeated => format!(
-                        "layer: payload: the producer answered the first job's id {job_id} for \
-                         the duplicate instead of refusing it (a swallowed 23505: ON CONFLICT, or \
-                         a caught error answered with the existing job)"
-                    ),
-                    RefusalKind::UniqueStates(bits) => format!(
-                        "layer: SQL call encoding: unique_states '{bits}' was accepted and \
-                         stored as {:?} (a ::bit(8) cast padded or truncated it; bind text \
-                         through ::varbit so the database refuses it, or refuse it client-side)",
-                        stored.unique_states.as_deref().unwrap_or("NULL")
-                    ),
-                    RefusalKind::Duplicate => "layer: SQL call encoding: the duplicate was \
-                        accepted although insert_job refuses the same request: the producer \
-                        sent another unique key or states"
-                        .to_owned(),
-                    _ => "layer: SQL call encoding: a key over 4096 bytes was accepted although \
-                          insert_job refuses it: the producer sent other bytes (truncated?)"
-                        .to_owned(),
+                    _ => None,
                 };
-                Err(CaseFailure::mismatch(
-                    what,
-                    json!({"refused": kind.refusal().wanted()}),
-                    json!({"stored": stored.to_json(), "request": request}),
-                ))
+                ReadBack::Stored { routing, payload }
             }
-        }
-    }
-
-    /// Remove the rows of the cases waiting for the batch sweep, once there are `at_least`:
-    /// their queues and their answered ids (ADR 0049). Beside others, the run login's rows
-    /// elsewhere stay (strays, for the count that sends a case to run alone); alone, they go.
-    fn sweep_unswept(&self, inner: &mut Inner, at_least: usize) -> Result<(), CaseFailure> {
-        let (scopes, answered) = {
-            let mut unswept = lock(&self.unswept);
-            if unswept.scopes.is_empty() || unswept.scopes.len() < at_least {
-                return Ok(());
+            (Outcome::Refused(_), EnqueueAnswer::Enqueued { job_id, .. }) => {
+                let routing = self.read(inner, *job_id)?;
+                inner.doubt |= routing.job_id.is_none();
+                // `ask` recorded this answer already: a second occurrence is an earlier job's id.
+                let repeated = inner.answered.iter().filter(|&&id| id == *job_id).count() > 1;
+                ReadBack::Accepted { routing, repeated }
             }
-            (
-                std::mem::take(&mut unswept.scopes),
-                std::mem::take(&mut unswept.answered),
-            )
+            _ => ReadBack::Nothing,
         };
-        let mine = std::mem::replace(&mut inner.answered, answered);
-        let swept = self.cleanup(inner, &scopes, None);
-        inner.answered = mine;
-        swept
+        let request = serde_json::to_value(&step.job).unwrap_or(Json::Null);
+        timed(inner, Phase::Judge, |_| {
+            answer::answer(
+                case,
+                &step.outcome,
+                &request,
+                step.call.unique_states.as_deref(),
+                reference_ok.as_ref(),
+                reply,
+                read,
+                records,
+            )
+        })
     }
 
     /// Remove every row of the case's queues (and their claims), and what the producer's
@@ -1164,43 +747,7 @@ impl Session {
     }
 }
 
-/// Why a run stopped at `--max-consecutive-timeouts`.
-fn unresponsive_message(limit: u32, timeout: Duration) -> String {
-    format!(
-        "the producer timed out (--adapter-timeout {}s) on {limit} requests in a row, each \
-         after a restart (--max-consecutive-timeouts {limit}), so the run stopped and the \
-         remaining cases did not run: fix the producer's hang (its stderr is attached to the \
-         cases that timed out), or raise --adapter-timeout if it is only slow",
-        timeout.as_secs_f64()
-    )
-}
-
 /// `v` as an SQL string literal, as a message shows a queue or login.
 fn sql_literal(v: &str) -> String {
     format!("'{}'", v.replace('\'', "''"))
-}
-
-fn describe_refusal(r: &Refused) -> String {
-    format!(
-        "sqlstate {}, code {}: {}",
-        r.sqlstate.as_deref().unwrap_or("null"),
-        r.code.as_deref().unwrap_or("null"),
-        r.message
-    )
-}
-
-/// `message`, then the tail of the producer's stderr when it wrote any.
-fn with_stderr(message: &str, stderr: &str) -> String {
-    let stderr = stderr.trim_end();
-    if stderr.is_empty() {
-        return message.to_owned();
-    }
-    let start = stderr.len().saturating_sub(STDERR_IN_MESSAGE);
-    let start = (start..=stderr.len())
-        .find(|i| stderr.is_char_boundary(*i))
-        .unwrap_or(stderr.len());
-    format!(
-        "{message}\n  producer stderr:\n{}",
-        stderr.get(start..).unwrap_or("")
-    )
 }

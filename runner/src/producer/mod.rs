@@ -46,9 +46,8 @@ pub mod steps;
 pub mod timings;
 pub mod validate;
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Once, PoisonError};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use awa_conformance_vectors::VectorSet;
@@ -58,6 +57,7 @@ use crate::contract::target::DbSetup;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{CaseResult, RunContext, Verdict};
 pub use crate::protocol::{EnqueueAnswer, EnqueueRequest, Hello, DSN_ENV};
+use engine::{fit_lanes, Pipeline};
 
 /// The `suite` of every producer trial, and the first segment of its name.
 pub const SUITE: &str = "producer";
@@ -377,7 +377,7 @@ impl Selection<'_> {
 /// The producer cases as trials of `ctx` (what `--producer` runs): ignored without a
 /// database, not applicable when the producer lacks a capability a case needs. With several
 /// lanes ([`engine::Session::lanes`]) the selected cases run ahead of their trials, that
-/// many in flight ([`Pipeline`]); each trial waits for its own case's verdict.
+/// many in flight ([`engine::Pipeline`]); each trial waits for its own case's verdict.
 #[must_use]
 pub fn trials(
     ctx: &Arc<RunContext>,
@@ -398,16 +398,7 @@ pub fn trials(
             .filter(|c| (selection.selected)(&c.name) && session.not_applicable(c).is_none())
             .cloned()
             .collect();
-        Arc::new(Pipeline {
-            session: Arc::clone(session),
-            planned: queued.iter().map(|c| c.name.clone()).collect(),
-            queue: Mutex::new(queued),
-            results: Mutex::new(HashMap::new()),
-            workers: AtomicUsize::new(0),
-            ready: Condvar::new(),
-            started: Once::new(),
-            stopped,
-        })
+        Arc::new(Pipeline::new(Arc::clone(session), queued, stopped))
     });
     all.into_iter()
         .map(|case| {
@@ -429,107 +420,6 @@ pub fn trials(
             })
         })
         .collect()
-}
-
-/// The selected producer cases, run ahead of their trials on the session's lanes (one worker
-/// thread per lane, in the trials' order, ADR 0057). Memory stays flat: a verdict is kept
-/// only until its trial takes it.
-pub struct Pipeline {
-    session: Arc<engine::Session>,
-    /// The cases queued, by name: any other case is run by its trial itself.
-    planned: HashSet<String>,
-    queue: Mutex<VecDeque<cases::Case>>,
-    results: Mutex<HashMap<String, Result<Verdict, crate::outcome::CaseFailure>>>,
-    /// Workers still taking cases (changed under the `results` lock).
-    workers: AtomicUsize,
-    ready: Condvar,
-    started: Once,
-    stopped: engine::Stopped,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Pipeline {
-    /// Start the workers (once, when the first producer trial runs).
-    fn start(self: &Arc<Self>) {
-        self.started.call_once(|| {
-            for lane in 0..self.session.lanes() {
-                let me = Arc::clone(self);
-                self.workers.fetch_add(1, Ordering::SeqCst);
-                let spawned = std::thread::Builder::new()
-                    .name(format!("awa-lane-{lane}"))
-                    .spawn(move || me.work(lane));
-                if spawned.is_err() {
-                    // Fewer lanes: the others take its cases, or their trials run them.
-                    self.workers.fetch_sub(1, Ordering::SeqCst);
-                }
-            }
-        });
-    }
-
-    /// A worker: cases from the queue, until it is empty or the run must stop.
-    fn work(&self, lane: usize) {
-        loop {
-            if (self.stopped)() {
-                break;
-            }
-            let Some(case) = lock(&self.queue).pop_front() else {
-                break;
-            };
-            let verdict = self.session.run_on(lane, &case);
-            lock(&self.results).insert(case.name.clone(), verdict);
-            self.ready.notify_all();
-        }
-        let _results = lock(&self.results);
-        self.workers.fetch_sub(1, Ordering::SeqCst);
-        self.ready.notify_all();
-    }
-
-    /// The verdict of `case`, once a worker judged it.
-    fn verdict(
-        self: &Arc<Self>,
-        case: &cases::Case,
-    ) -> Result<Verdict, crate::outcome::CaseFailure> {
-        if !self.planned.contains(&case.name) {
-            return self.session.run(case);
-        }
-        self.start();
-        let mut results = lock(&self.results);
-        loop {
-            if let Some(verdict) = results.remove(&case.name) {
-                return verdict;
-            }
-            if self.workers.load(Ordering::SeqCst) == 0 {
-                drop(results);
-                // No worker left and no verdict: it was never taken from the queue (the run
-                // is stopping, or no worker could start).
-                let queued = {
-                    let mut queue = lock(&self.queue);
-                    let at = queue.iter().position(|c| c.name == case.name);
-                    at.and_then(|i| queue.remove(i)).is_some()
-                };
-                if queued && !(self.stopped)() {
-                    return self.session.run(case);
-                }
-                if queued {
-                    return Ok(Verdict::NotApplicable(
-                        "not run: the run was asked to stop before this case was sent to the \
-                         producer"
-                            .to_owned(),
-                    ));
-                }
-                results = lock(&self.results);
-                continue;
-            }
-            results = self
-                .ready
-                .wait_timeout(results, Duration::from_millis(100))
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
 }
 
 /// The producer's trial names as ignored trials, for `--list` and the expected-failures
@@ -722,46 +612,6 @@ pub fn run_trials(
         trials(ctx, Some(&session), no_db_reason, vectors, selection),
         Some(session),
     ))
-}
-
-/// No more lanes than the server's free connection slots allow: each lane is a session of the
-/// runner's and about one of the producer's, beside what the rest of the run may still open
-/// (its pools, the race suite's sessions, its own). The lanes used are recorded in the
-/// provenance (`producer_in_flight`), with the reason when fewer than declared.
-fn fit_lanes(
-    ctx: &RunContext,
-    session: &engine::Session,
-    db: &DbSetup,
-    test_threads: Option<usize>,
-) {
-    let declared = session.hello().in_flight();
-    let mut lanes = session.lanes();
-    let mut why = String::new();
-    if lanes > 1 {
-        let threads = crate::contract::environment::test_threads(test_threads);
-        let rest = crate::contract::environment::connections_needed(threads, false);
-        let free = db
-            .pg
-            .block_on(crate::contract::environment::free_slots(&db.pg))
-            .ok()
-            .and_then(Result::ok);
-        if let Some(free) = free {
-            let rest = i64::try_from(rest).unwrap_or(i64::MAX);
-            let fit = usize::try_from((free.saturating_sub(rest)) / 2).unwrap_or(0);
-            if fit < lanes {
-                lanes = fit.max(1);
-                session.limit_lanes(lanes);
-                why = format!(
-                    " (the server has {free} free connection slots: the rest of the run may \
-                     use {rest}, and each request in flight takes 2)"
-                );
-            }
-        }
-    }
-    ctx.set_provenance(
-        "producer_in_flight",
-        format!("{lanes} of max_in_flight {declared}{why}"),
-    );
 }
 
 #[cfg(test)]

@@ -14,9 +14,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::protocol::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
 use super::{Producer, ProducerFault};
 use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, StderrTail, Waited};
+use crate::protocol::{stop_line, BulkAnswer, BulkRequest, EnqueueAnswer, EnqueueRequest, Hello};
 
 /// How long a request already sent may still take once the run is asked to stop (at most its
 /// own timeout): the case in flight finishes and is judged (ADR 0030), and a producer that hangs

@@ -10,11 +10,11 @@ use awa_conformance_core::{self as core, Route, RouteSource, Width};
 use serde_json::{json, Value as Json};
 
 use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
-use crate::protocol::{Job, PartitionInputs, UniqueInputs};
 use crate::contract::call::InsertJob;
 use crate::contract::expect::{self, Expectation};
 use crate::contract::judge;
 use crate::outcome::CaseFailure;
+use crate::protocol::{Job, PartitionInputs, UniqueInputs};
 
 /// The kind every probe job has.
 pub const PROBE_KIND: &str = "awa_conformance.probe";
@@ -116,14 +116,7 @@ impl RefusalKind {
     }
 }
 
-/// What a step must end in.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// Stored as expected.
-    Stored(Box<Expectation>),
-    /// Refused as the kind requires.
-    Refused(RefusalKind),
-}
+pub use crate::contract::expect::Outcome;
 
 /// One enqueue of a case.
 #[derive(Debug, Clone)]
@@ -281,7 +274,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             let (job, call, want) = unique_probe(&q, bits, *scheduled)?;
             let first = if *scheduled { "scheduled" } else { "available" };
             let second = if expect::claims(*mask, first) {
-                Outcome::Refused(RefusalKind::Duplicate)
+                Outcome::Refused(judge::Refusal::Duplicate)
             } else {
                 Outcome::Stored(Box::new(want.clone()))
             };
@@ -371,7 +364,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             let refused = |job: Job, call: InsertJob| Step {
                 job,
                 call,
-                outcome: Outcome::Refused(kind.clone()),
+                outcome: Outcome::Refused(kind.refusal()),
             };
             let steps = match kind {
                 RefusalKind::Duplicate => {

@@ -11,9 +11,9 @@ use std::time::Duration;
 use libtest_mimic::Trial;
 use serde_json::json;
 
-use crate::protocol::{EnqueueAnswer, EnqueueRequest, Job, UniqueInputs, ERRORS_CAPABILITY};
 use super::{Producer, SUITE};
 use crate::outcome::{CaseFailure, RunContext, Verdict};
+use crate::protocol::{EnqueueAnswer, EnqueueRequest, Job, UniqueInputs, ERRORS_CAPABILITY};
 
 /// The steps, in order.
 pub const STEPS: [&str; 5] = ["hello", "enqueue_plain", "enqueue_keyed", "refusal", "stop"];

@@ -95,7 +95,10 @@ pub(super) fn execute(
             }
             ctx.set_provenance(
                 "adapter",
-                format!("{} {}", session.hello.implementation.name, session.hello.implementation.version),
+                format!(
+                    "{} {}",
+                    session.hello.implementation.name, session.hello.implementation.version
+                ),
             );
             crate::adapter::trials(ctx, set, &Arc::new(session))
         }
@@ -152,7 +155,7 @@ pub(super) fn execute(
                 verdict,
                 0.0,
             );
-        } else if let Some(touched) = session.unattributed() {
+        } else if let Some(touched) = session.unattributed().map(|f| f.text()) {
             // A finding no selected case carries: never a silent pass.
             super::report_error(&touched);
             ctx.record_run_error(format!("producer: {touched}"));

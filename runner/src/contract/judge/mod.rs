@@ -29,53 +29,16 @@ use super::expect::Expectation;
 use crate::outcome::CaseFailure;
 pub use crate::protocol::Trace;
 
+pub mod answer;
 mod coverage;
 mod refusal;
 
 pub use coverage::{coverage, Tally};
-pub use refusal::{query_fail, rejection, Member, Refusal, Rejection};
+pub use refusal::{
+    duplicate_claim, query_fail, rejection, Member, Refusal, Rejection, CLAIM_INDEX,
+};
 
-/// Where a mismatch comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
-    /// The canonical args JSON the unique key hashes.
-    CanonicalJson,
-    /// The unique_key pre-image (fields, framing, period bucket).
-    UniqueKeyPreimage,
-    /// The hash step (BLAKE3 of the pre-image, or the concurrency digest).
-    Digest,
-    /// The enqueue shard.
-    Shard,
-    /// Which routing rule applied.
-    Precedence,
-    /// The PartitionedQueue physical queue.
-    Partition,
-    /// The values did not reach `insert_job` as requested (keys as text, dropped keys,
-    /// `unique_states` padded by `::bit(8)`, another queue).
-    SqlCallEncoding,
-    /// `insert_job` itself disagrees with the vector.
-    DatabaseSemantics,
-    /// What was stored besides the routing: the jobs themselves (how many, and their fields).
-    Payload,
-}
-
-impl Layer {
-    /// The label shown in reports.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::CanonicalJson => "canonical JSON",
-            Self::UniqueKeyPreimage => "unique_key pre-image",
-            Self::Digest => "digest",
-            Self::Shard => "shard",
-            Self::Precedence => "precedence",
-            Self::Partition => "partition",
-            Self::SqlCallEncoding => "SQL call encoding",
-            Self::DatabaseSemantics => "database semantics",
-            Self::Payload => "payload",
-        }
-    }
-}
+pub use crate::outcome::Layer;
 
 pub use super::call::{h, Observed, Stored};
 use super::expect::Payload;
@@ -258,11 +221,9 @@ pub fn row_count(asked: usize, found: i64, who: &str) -> Result<(), CaseFailure>
     } else {
         "an accepted request that stored no job"
     };
-    Err(CaseFailure::mismatch(
-        format!(
-            "layer: {}: {who} left {found} job rows for {asked} accepted requests ({why})",
-            Layer::Payload.as_str()
-        ),
+    Err(CaseFailure::at(
+        Layer::Payload,
+        format!("{who} left {found} job rows for {asked} accepted requests ({why})"),
         json!({"job_rows": asked}),
         json!({"job_rows": found}),
     ))
@@ -307,10 +268,10 @@ pub fn judge_payload(who: &str, want: &Payload, got: &Stored) -> Result<(), Case
     if wrong.is_empty() {
         return Ok(());
     }
-    Err(CaseFailure::mismatch(
+    Err(CaseFailure::at(
+        Layer::Payload,
         format!(
-            "layer: {}: {who} stored {} other than asked (job {})",
-            Layer::Payload.as_str(),
+            "{who} stored {} other than asked (job {})",
             wrong.join(", "),
             got.routing
                 .job_id
@@ -411,11 +372,12 @@ fn fail(
     reference: Option<&Observed>,
     trace: Option<&Trace>,
 ) -> CaseFailure {
-    let mut message = format!("layer: {}: {what}", layer.as_str());
+    let mut message = what.to_owned();
     if !case.description().is_empty() {
         message.push_str(&format!("\n  vector {}: {}", case.id(), case.description()));
     }
-    CaseFailure::mismatch(
+    CaseFailure::at(
+        layer,
         message,
         json!({"vector": case.vector(), "expected": want.to_json()}),
         json!({
@@ -772,7 +734,8 @@ mod tests {
         // A wrong shard is caught on released Awa too.
         let off = released(Some(4), "available");
         let f = judge_stored(&c, &w, &off, None, None, Records::RELEASED).unwrap_err();
-        assert!(f.message.contains("layer: shard"), "{}", f.message);
+        assert_eq!(f.layer, Some(Layer::Shard), "{}", f.message);
+        assert!(f.text().starts_with("layer: shard: "), "{}", f.text());
         // No shard for a ready job is caught; a deferred job has none yet.
         assert!(judge_stored(
             &c,

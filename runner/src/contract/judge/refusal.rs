@@ -52,6 +52,60 @@ impl Refusal {
         }
     }
 
+    /// Why a request this rule refuses was accepted and stored, as a producer's finding:
+    /// its layer and sentence. `states` is the request's `unique_states`, `stored` the
+    /// stored job's, `repeated` whether the answered id was answered before in the case (a
+    /// duplicate answered with the first job's id). Every rule has its own sentence, so a new
+    /// rule does not compile until it has one.
+    #[must_use]
+    pub fn accepted(
+        self,
+        job_id: i64,
+        states: Option<&str>,
+        stored_states: Option<&str>,
+        repeated: bool,
+    ) -> (super::Layer, String) {
+        use super::Layer;
+        match self {
+            Self::Duplicate if repeated => (
+                Layer::Payload,
+                format!(
+                    "the producer answered the first job's id {job_id} for the duplicate \
+                     instead of refusing it (a swallowed 23505: ON CONFLICT, or a caught error \
+                     answered with the existing job)"
+                ),
+            ),
+            Self::Duplicate => (
+                Layer::SqlCallEncoding,
+                "the duplicate was accepted although insert_job refuses the same request: the \
+                 producer sent another unique key or states"
+                    .to_owned(),
+            ),
+            Self::UniqueStatesNot8Bits => (
+                Layer::SqlCallEncoding,
+                format!(
+                    "unique_states '{}' was accepted and stored as {:?} (a ::bit(8) cast padded \
+                     or truncated it; bind text through ::varbit so the database refuses it, or \
+                     refuse it client-side)",
+                    states.unwrap_or("NULL"),
+                    stored_states.unwrap_or("NULL")
+                ),
+            ),
+            Self::KeyTooLong => (
+                Layer::SqlCallEncoding,
+                "a key over 4096 bytes was accepted although insert_job refuses it: the \
+                 producer sent other bytes (truncated?)"
+                    .to_owned(),
+            ),
+        }
+    }
+
+    /// Whether an error of the reference `insert_job` call is this rule's refusal.
+    #[must_use]
+    pub fn admits_rejection(self, r: &Rejection) -> bool {
+        self.admits(Some(&r.sqlstate), r.detail_code.as_deref())
+    }
+
     /// What the refusal must be, for a message.
     #[must_use]
     pub fn wanted(self) -> &'static str {
@@ -63,6 +117,26 @@ impl Refusal {
             }
         }
     }
+}
+
+/// The unique index on which a duplicate claim raises 23505, in the reference schema and in
+/// released Awa alike.
+pub const CLAIM_INDEX: &str = "idx_awa_jobs_unique";
+
+/// The duplicate-claim rule, the one place it is stated: a second job whose unique claim is
+/// taken raises 23505 on [`CLAIM_INDEX`]. `what` names the attempt.
+///
+/// # Errors
+/// A mismatch showing what the database raised instead.
+pub fn duplicate_claim(what: &str, rej: &Rejection) -> Result<(), CaseFailure> {
+    if rej.is_duplicate_claim() {
+        return Ok(());
+    }
+    Err(CaseFailure::mismatch(
+        format!("{what}: a duplicate claim must raise 23505 on {CLAIM_INDEX}"),
+        json!({"sqlstate": "23505", "constraint": CLAIM_INDEX}),
+        json!({"sqlstate": rej.sqlstate, "constraint": rej.constraint, "message": rej.message}),
+    ))
 }
 
 /// The server error fields a rejection case compares.
@@ -155,6 +229,12 @@ impl Rejection {
             constraint: d.constraint().map(str::to_owned),
             hint: d.hint().map(str::to_owned),
         })
+    }
+
+    /// Whether this is the duplicate-claim refusal ([`duplicate_claim`]).
+    #[must_use]
+    pub fn is_duplicate_claim(&self) -> bool {
+        self.sqlstate == "23505" && self.constraint.as_deref() == Some(CLAIM_INDEX)
     }
 
     /// The refusal as a report shows it.

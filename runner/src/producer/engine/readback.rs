@@ -197,4 +197,53 @@ impl Session {
             .map_err(|e| CaseFailure::harness(e.to_string()))?;
         Ok((read?, whole))
     }
+
+    /// The message of a case whose unique key a job outside the case holds: that job (id,
+    /// queue, key, enqueuing login) and the statement that removes it (ADR 0049). The run
+    /// never removes it itself: it is not the run's.
+    pub(super) fn blocked(&self, inner: &mut Inner, key: Option<&[u8]>, refusal: &str) -> String {
+        let key_hex = key.map_or_else(|| "NULL".to_owned(), hex);
+        let head = format!(
+            "a job outside this case already holds the unique key {key_hex} the case needs \
+             (insert_job: {refusal})"
+        );
+        let (Target::Contract, Some(key)) = (&self.target, key) else {
+            return format!(
+                "{head}; it is not this run's, so the run leaves it: remove the job holding \
+                 that key, then rerun"
+            );
+        };
+        let s = self.db.schema.quoted();
+        let found = self.client(inner).and_then(|client| {
+            self.db
+                .pg
+                .block_on(client.query_opt(
+                    &include_str!("../../../sql/blocking_job.sql").replace("@S@", s),
+                    &[&key],
+                ))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?
+                .map_err(|e| self.db_err("looking up the job that holds the key", &e))
+        });
+        match found {
+            Ok(Some(row)) => {
+                let id: i64 = row.get(0);
+                let queue: Option<String> = row.get(1);
+                let login: Option<String> = row.get(2);
+                format!(
+                    "{head}: job {id} in queue {}, enqueued by login {}. It is not this \
+                     run's, so the run leaves it. If nothing else needs it, remove it and \
+                     rerun:\n  WITH claim AS (DELETE FROM {s}.job_unique_claims WHERE job_id \
+                     = {id}) DELETE FROM {s}.contract_jobs WHERE id = {id};",
+                    queue
+                        .as_deref()
+                        .map_or_else(|| "(no job row, only its claim)".to_owned(), sql_literal),
+                    login
+                        .as_deref()
+                        .map_or_else(|| "(unknown)".to_owned(), sql_literal),
+                )
+            }
+            Ok(None) => format!("{head}; no claim holds it any more: rerun"),
+            Err(e) => format!("{head}; {}", e.message),
+        }
+    }
 }

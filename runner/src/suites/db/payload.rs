@@ -62,10 +62,11 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
                         return if refused.sqlstate == "22P05" {
                             Ok(Verdict::Passed)
                         } else {
-                            Err(CaseFailure::mismatch(
+                            Err(CaseFailure::at(
+                                crate::outcome::Layer::Payload,
                                 format!(
-                                    "layer: payload: args holding \\u0000 must be refused as \
-                                     jsonb refuses them (22P05), got {} {}",
+                                    "args holding \\u0000 must be refused as jsonb refuses \
+                                     them (22P05), got {} {}",
                                     refused.sqlstate, refused.message
                                 ),
                                 serde_json::json!({"sqlstate": "22P05"}),

@@ -124,9 +124,7 @@ async fn hold_and_collide(
 }
 
 fn is_duplicate(e: &tokio_postgres::Error) -> bool {
-    e.as_db_error().is_some_and(|d| {
-        d.code().code() == "23505" && d.constraint() == Some("idx_awa_jobs_unique")
-    })
+    crate::contract::judge::Rejection::of(e).is_some_and(|r| r.is_duplicate_claim())
 }
 
 fn judge(db: &DbSetup, outcome: Outcome, ids: &mut Vec<i64>) -> Result<Verdict, CaseFailure> {

@@ -16,7 +16,7 @@ use super::request::{
     insert, prepare, read, req, unique_bytes, unique_name, InsertJob, Inserted, FUTURE,
 };
 use super::DbSetup;
-use crate::contract::judge::rejection;
+use crate::contract::judge::{duplicate_claim, rejection};
 use crate::outcome::{CaseFailure, Verdict};
 use awa_conformance_vectors::to_hex as hex;
 
@@ -87,14 +87,7 @@ async fn must_collide(
 ) -> Result<(), CaseFailure> {
     let res = attempt(client, st, db, req).await?;
     let rej = rejection(db, what, res)?;
-    if rej.sqlstate == "23505" && rej.constraint.as_deref() == Some("idx_awa_jobs_unique") {
-        return Ok(());
-    }
-    Err(CaseFailure::mismatch(
-        format!("{what}: a duplicate claim must raise 23505 on idx_awa_jobs_unique"),
-        json!({"sqlstate": "23505", "constraint": "idx_awa_jobs_unique"}),
-        json!({"sqlstate": rej.sqlstate, "constraint": rej.constraint, "message": rej.message}),
-    ))
+    duplicate_claim(what, &rej)
 }
 
 type Body = for<'a> fn(

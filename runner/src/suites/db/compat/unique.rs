@@ -23,9 +23,6 @@ use awa_conformance_vectors::to_hex as hex;
 /// `scheduled`.
 const INITIAL_STATES: [&str; 2] = ["available", "scheduled"];
 
-/// The constraint released Awa names on a duplicate claim.
-const CLAIM_CONSTRAINT: &str = "idx_awa_jobs_unique";
-
 /// One case per unique_key vector: its key is stored byte-exact and claimed.
 pub(super) fn unique_key_cases(vectors: &VectorSet) -> Vec<Case> {
     vectors
@@ -145,16 +142,7 @@ fn mask_case(db: &Arc<DbSetup>, bits: &str, states: &[String]) -> Result<Verdict
             let b = attempt(client, &st, db, &call).await?;
             if claimed {
                 let rej = rejection(db, &what, b)?;
-                if rej.sqlstate != "23505" || rej.constraint.as_deref() != Some(CLAIM_CONSTRAINT) {
-                    return Err(CaseFailure::mismatch(
-                        format!(
-                            "{what}: the duplicate claim must raise 23505 on {CLAIM_CONSTRAINT}"
-                        ),
-                        json!({"sqlstate": "23505", "constraint": CLAIM_CONSTRAINT}),
-                        json!({"sqlstate": rej.sqlstate, "constraint": rej.constraint,
-                               "message": rej.message}),
-                    ));
-                }
+                crate::contract::judge::duplicate_claim(&what, &rej)?;
             } else if let Err(e) = b {
                 return Err(query_fail(
                     db,

@@ -31,9 +31,8 @@ use crate::child::{line_reader, recv_until, spawn, Group, Read, Stderr, Waited};
 use crate::contract::judge::Tally;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::protocol::{
-    nested_not_spoken, speaks_nested, uses_nested, Hello, Implementation, BULK_CAPABILITY,
-    DSN_ENV, ENQUEUE_CAPABILITY, ERRORS_CAPABILITY, NESTED_CAPABILITY, PROTOCOL_FUNCTIONS,
-    PROTOCOL_NEWEST,
+    nested_not_spoken, speaks_nested, uses_nested, Hello, Implementation, BULK_CAPABILITY, DSN_ENV,
+    ENQUEUE_CAPABILITY, ERRORS_CAPABILITY, NESTED_CAPABILITY, PROTOCOL_FUNCTIONS, PROTOCOL_NEWEST,
 };
 
 /// The `suite` of every adapter trial.

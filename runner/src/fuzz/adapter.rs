@@ -17,8 +17,8 @@ use serde_json::json;
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
 use crate::adapter::{exchange_with, AdapterError, Answer, Limits};
-use crate::protocol::ERRORS_CAPABILITY;
 use crate::error::Error;
+use crate::protocol::ERRORS_CAPABILITY;
 
 /// How many exchanges the search for the input that kills the adapter may take (halving the
 /// suspects each time: enough for a batch of 9 * 1024 vectors).

@@ -274,6 +274,10 @@ pub struct CaseResult {
     pub status: Status,
     /// Failure message, reason for not applicable / ignored, or the expected-failure reason.
     pub message: Option<String>,
+    /// Where a failure's mismatch comes from, when the judge named it (the JSON report's
+    /// `layer`, the results page's layer filter); the message says it for people too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<Layer>,
     /// The value the contract requires (failures only).
     pub expected: Option<serde_json::Value>,
     /// The value the implementation produced (failures only).
@@ -406,6 +410,7 @@ impl RunContext {
                     suite,
                     status: Status::Ignored,
                     message: Some(why.clone()),
+                    layer: None,
                     expected: None,
                     actual: None,
                     duration_ms: 0.0,
@@ -491,6 +496,7 @@ impl RunContext {
                 suite,
                 status,
                 message: Some(reason.clone()),
+                layer: None,
                 expected: None,
                 actual: None,
                 duration_ms: 0.0,
@@ -525,6 +531,7 @@ impl RunContext {
             suite: suite.to_owned(),
             status: Status::Passed,
             message: None,
+            layer: None,
             expected: None,
             actual: None,
             duration_ms,
@@ -563,6 +570,7 @@ impl RunContext {
                                 "expected failure ({reason}): {}",
                                 failure.text()
                             )),
+                            layer: failure.layer,
                             expected: failure.expected,
                             actual: failure.actual,
                             ..base
@@ -577,6 +585,7 @@ impl RunContext {
                                 Status::Failed
                             },
                             message: Some(failure.text()),
+                            layer: failure.layer,
                             expected: failure.expected,
                             actual: failure.actual,
                             ..base

@@ -166,6 +166,18 @@ fn mutant_fails(mutant: &str, trace: bool, filter: &str, layer: &str) -> Vec<(St
             "{mutant}: {name} does not name layer {layer:?}: {message}"
         );
     }
+    // The layer is data in the report too, the one the message names.
+    for case in report["cases"].as_array().unwrap() {
+        if case["status"] == "failed" {
+            let field = case["layer"].as_str().unwrap_or_default();
+            let message = case["message"].as_str().unwrap_or_default();
+            assert!(
+                !field.is_empty() && message.starts_with(&format!("layer: {field}: ")),
+                "{mutant}: {} has layer field {field:?}: {message}",
+                case["name"]
+            );
+        }
+    }
     assert!(messages(&report, "errored").is_empty(), "{mutant}");
     assert_clean(&s);
     failed

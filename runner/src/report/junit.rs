@@ -210,6 +210,7 @@ mod tests {
             suite: "offline".into(),
             status,
             message: Some(format!("differs: {value}")),
+            layer: None,
             expected: Some(serde_json::json!({ "args": value })),
             actual: Some(serde_json::json!({ "args": value, "key": value })),
             duration_ms: 1.0,

@@ -156,6 +156,7 @@ mod tests {
             suite: "producer".into(),
             status: Status::Failed,
             message: Some(message.to_owned()),
+            layer: None,
             expected: Some(serde_json::json!({ "k": HOSTILE })),
             actual: Some(serde_json::json!("b")),
             duration_ms: 1.0,

@@ -318,6 +318,7 @@ mod tests {
             suite: "s".into(),
             status,
             message: None,
+            layer: None,
             expected: None,
             actual: None,
             duration_ms: 0.0,

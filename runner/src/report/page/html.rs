@@ -384,7 +384,8 @@ mod tests {
             },
             "cases": [
                 {"name": "producer::unique_key::uk-12500e5131e3", "suite": "producer",
-                 "status": status, "message": message, "expected": {"k": "x".repeat(300)},
+                 "status": status, "message": message, "layer": "digest",
+                 "expected": {"k": "x".repeat(300)},
                  "actual": {"k": "b"}},
                 {"name": "producer::coverage", "suite": "producer", "status": "passed"}
             ]
@@ -418,7 +419,8 @@ mod tests {
         std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut json)
             .unwrap();
         let v: Json = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["details"][0]["layer"], "key");
+        // The layer is the report's field, never read back out of the message.
+        assert_eq!(v["details"][0]["layer"], "digest");
         assert!(v["details"][0]["expected_short"]["k"]
             .as_str()
             .unwrap()

@@ -134,6 +134,9 @@ pub struct CaseIn {
     /// Why it failed, was not applicable, or was expected to fail.
     #[serde(default)]
     pub message: Option<String>,
+    /// The layer a failure names (the report's `layer` field).
+    #[serde(default)]
+    pub layer: Option<String>,
     /// What the vector or reference says.
     #[serde(default)]
     pub expected: Option<Json>,
@@ -199,7 +202,7 @@ pub struct Detail {
     pub name: String,
     /// Status.
     pub status: String,
-    /// The layer a failure names (`layer: <name>: ...`), if any.
+    /// The layer a failure names (the report's `layer` field), if any.
     pub layer: Option<String>,
     /// The message: the reason, the failure, or why it does not apply.
     pub message: Option<String>,
@@ -256,17 +259,6 @@ pub fn vector_id(name: &str) -> Option<String> {
                     && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
             })
         })
-        .map(str::to_owned)
-}
-
-/// The layer a failure message names: `layer: <name>: ...`.
-#[must_use]
-pub fn layer(message: &str) -> Option<String> {
-    let at = message.find("layer: ")?;
-    let rest = message.get(at + "layer: ".len()..)?;
-    let end = rest.find(':')?;
-    rest.get(..end)
-        .filter(|l| !l.is_empty() && l.len() <= 40)
         .map(str::to_owned)
 }
 
@@ -460,7 +452,7 @@ impl Comparison {
                         column: col,
                         name: c.name.clone(),
                         status: c.status.clone(),
-                        layer: c.message.as_deref().and_then(layer),
+                        layer: c.layer.clone(),
                         message: c.message.clone(),
                         expected: c.expected.clone(),
                         actual: c.actual.clone(),
@@ -565,16 +557,11 @@ mod tests {
     }
 
     #[test]
-    fn vector_ids_and_layers_are_found_in_names_and_messages() {
+    fn vector_ids_are_found_in_names() {
         assert_eq!(
             vector_id("producer::partition::pt-0a1b2c3d4e5f::unique").as_deref(),
             Some("pt-0a1b2c3d4e5f")
         );
         assert_eq!(vector_id("sql::width::move_shard_helper"), None);
-        assert_eq!(
-            layer("layer: database semantics: the job_routing differs").as_deref(),
-            Some("database semantics")
-        );
-        assert_eq!(layer("no layer here"), None);
     }
 }

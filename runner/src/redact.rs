@@ -36,11 +36,36 @@ pub fn redact_secrets(text: &str) -> String {
     let mut out = text.to_owned();
     for secret in known.iter() {
         if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), MASK);
+            out = mask_known(&out, secret);
         }
     }
     drop(known);
     mask_spans(&out, &password_spans(&out))
+}
+
+/// `text` with every occurrence of the known `secret` masked, except where it stands as a
+/// DSN's scheme (`postgres://`) or user (`://postgres:`, `://postgres@`, `user=postgres`): a
+/// password equal to the user name (or to the scheme) must not blank out the DSN around it,
+/// and the password part itself is masked by its shape ([`password_spans`]).
+fn mask_known(text: &str, secret: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (at, _) in text.match_indices(secret) {
+        if at < rest {
+            continue;
+        }
+        let before = text.get(..at).unwrap_or("");
+        let after = text.get(at + secret.len()..).unwrap_or("");
+        let scheme = after.starts_with("://");
+        let user = (before.ends_with("://") && (after.starts_with(':') || after.starts_with('@')))
+            || before.ends_with("user=")
+            || before.ends_with("user='");
+        out.push_str(text.get(rest..at).unwrap_or(""));
+        out.push_str(if scheme || user { secret } else { MASK });
+        rest = at + secret.len();
+    }
+    out.push_str(text.get(rest..).unwrap_or(""));
+    out
 }
 
 /// `text` as it may reach a terminal: passwords masked ([`redact_secrets`]), then control
@@ -289,7 +314,24 @@ fn percent_decoded(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{redact_secrets, remember, remember_in, remember_run_secrets};
+    use super::{
+        mask_known, mask_spans, password_spans, redact_secrets, remember, remember_in,
+        remember_run_secrets,
+    };
+
+    #[test]
+    fn a_password_equal_to_the_user_masks_only_the_password() {
+        let text = "connect to postgres://postgres:postgres@db:5432/x failed; \
+                    host=db user=postgres password=postgres; echoed postgres";
+        assert_eq!(
+            mask_spans(
+                &mask_known(text, "postgres"),
+                &password_spans(&mask_known(text, "postgres"))
+            ),
+            "connect to postgres://postgres:***@db:5432/x failed; \
+             host=db user=postgres password=***; echoed ***"
+        );
+    }
 
     #[test]
     fn url_passwords_are_masked() {

@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
-# Idempotent installer of everything the test suite needs on a fresh Debian machine (run as root).
+# Idempotent installer of what the kit and the test tiers need on a fresh Debian machine (run
+# as root).
 #
-# Installs: PostgreSQL server (Debian's package, skipped when initdb is already present), the
-# rustfmt and clippy components, the pinned Python test dependencies of tests/requirements.txt,
-# the oldest released awa CLI of tests/requirements-awa-oldest.txt (a venv under target/) and the
-# wheel build tools of bindings/build-requirements.txt (ziglang).
+# Usage: scripts/install-deps.sh [kit|quick|db|full]      (no argument = full)
+#   kit    what scripts/kit.sh needs: PostgreSQL server (Debian's package, skipped when initdb is
+#          already present) and a Rust toolchain (rustup).
+#   quick  what `scripts/test.sh quick` needs: the Rust toolchain with rustfmt and clippy, and the
+#          project venv .venv with the pinned Python test packages of tests/requirements.txt.
+#   db     quick's, plus PostgreSQL, the Python example producer's pins, the wheel build tools
+#          of bindings/build-requirements.txt (maturin, ziglang) and the oldest released awa CLI
+#          of tests/requirements-awa-oldest.txt (a venv under target/, for runner/tests/db_compat.rs).
+#   full   db's, plus Go, Node.js, Java 17 and Maven (the example adapters and producers),
+#          Chromium (the results page), actionlint (go install) and the pinned PostgreSQL 13-18
+#          server binaries of the version matrix (scripts/fetch-pg.py).
 # Quiet on success; every failing command shows its own output.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export DEBIAN_FRONTEND=noninteractive
+
+# What each tier installs: quick, db and full nest; kit stands beside them (no linters, no venv).
+#                 PostgreSQL  rustfmt+clippy  .venv+test pins  db's extras  full's extras
+case "$#:${1-full}" in
+    [01]:kit)   NEED_PG=1   NEED_LINTS=0    NEED_VENV=0      NEED_DB=0    NEED_FULL=0 ;;
+    [01]:quick) NEED_PG=0   NEED_LINTS=1    NEED_VENV=1      NEED_DB=0    NEED_FULL=0 ;;
+    [01]:db)    NEED_PG=1   NEED_LINTS=1    NEED_VENV=1      NEED_DB=1    NEED_FULL=0 ;;
+    [01]:full)  NEED_PG=1   NEED_LINTS=1    NEED_VENV=1      NEED_DB=1    NEED_FULL=1 ;;
+    *) echo "install-deps.sh: unknown tier '$*': the tiers are kit, quick, db and full (default full)" >&2
+       exit 2 ;;
+esac
+TIER="${1-full}"
 
 log() { printf '[install-deps] %s\n' "$*"; }
 
@@ -28,31 +48,39 @@ as_root() {
 }
 
 # --- PostgreSQL server --------------------------------------------------------------------------
+# kit, db and full: the runner's embedded cluster and scripts/pg-throwaway.sh run on it.
 # `compgen -G` tests the glob without tripping `set -u`/nullglob differences.
-if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
-    log "postgresql: present ($(compgen -G '/usr/lib/postgresql/*/bin/initdb' | head -n1))"
-else
-    log "postgresql: installing (apt-get)"
-    quiet as_root apt-get update -q
-    # The Debian package starts a default cluster on 5432 in some images; we never use it, but
-    # we do not stop it either: our throwaway clusters listen on their own port.
-    quiet as_root apt-get install -y -q --no-install-recommends postgresql postgresql-contrib
+log "tier $TIER"
+if [ "$NEED_PG" -eq 1 ]; then
+    if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+        log "postgresql: present ($(compgen -G '/usr/lib/postgresql/*/bin/initdb' | head -n1))"
+    else
+        log "postgresql: installing (apt-get)"
+        quiet as_root apt-get update -q
+        # The Debian package starts a default cluster on 5432 in some images; we never use it, but
+        # we do not stop it either: our throwaway clusters listen on their own port.
+        quiet as_root apt-get install -y -q --no-install-recommends postgresql postgresql-contrib
+    fi
+    for tool in pg_isready psql runuser; do
+        command -v "$tool" >/dev/null || { log "missing $tool after install" >&2; exit 1; }
+    done
 fi
-for tool in pg_isready psql runuser; do
-    command -v "$tool" >/dev/null || { log "missing $tool after install" >&2; exit 1; }
-done
 
 # --- Rust components ----------------------------------------------------------------------------
 # Debian's own rustc is older than the workspace's rust-version (1.85), so Rust comes from rustup.
-if command -v rustup >/dev/null; then
+# Every tier builds Rust; the kit needs no rustfmt or clippy.
+if command -v rustup >/dev/null && [ "$NEED_LINTS" -eq 1 ]; then
     quiet rustup component add rustfmt clippy
     log "rust: $(rustc --version) with rustfmt and clippy"
 elif command -v cargo >/dev/null; then
-    log "rust: rustup absent; using $(cargo --version) as is (needs >= 1.85 with rustfmt and clippy)"
+    log "rust: using $(cargo --version) as is (needs >= 1.85$([ "$NEED_LINTS" -eq 0 ] || echo ' with rustfmt and clippy'))"
 else
     log "no Rust toolchain: install rustup (https://rustup.rs), then rerun this script" >&2
     exit 1
 fi
+
+# --- full only from here to the Python section: the example adapters and producers, the results page
+if [ "$NEED_FULL" -eq 1 ]; then
 
 # --- Go (the example adapter in examples/adapters/go is built and checked by the tests) -------
 if [ -x /usr/local/go/bin/go ] || command -v go >/dev/null; then
@@ -87,10 +115,14 @@ else
     quiet as_root apt-get install -y -q --no-install-recommends chromium
 fi
 
+fi # NEED_FULL
+
 # --- Python test dependencies -------------------------------------------------------------------
 # A project venv (.venv at the repository root), so the pins never touch a system Python
 # (Debian's python3 refuses `pip install` outside a venv: PEP 668). test.sh and kit.sh put
 # .venv/bin first on PATH; the Python bindings are built into the same venv.
+# quick, db and full (the kit runs no Python).
+if [ "$NEED_VENV" -eq 1 ]; then
 PY="${PYTHON:-python3}"
 command -v "$PY" >/dev/null || { log "no $PY found; install python3 (>= 3.10)" >&2; exit 1; }
 VENV="$ROOT/.venv"
@@ -103,16 +135,22 @@ if [ ! -x "$VENV/bin/python" ]; then
     quiet "$PY" -m venv "$VENV"
 fi
 quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/tests/requirements.txt"
-# The example producer's own pins (examples/producers/python/run uses this venv's python3).
-quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/examples/producers/python/requirements.txt"
-# The release wheel's build tools (scripts/build-wheel.sh): zig links against glibc 2.17.
-quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
+if [ "$NEED_DB" -eq 1 ]; then
+    # The example producer's own pins (examples/producers/python/run uses this venv's python3).
+    quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/examples/producers/python/requirements.txt"
+    # The release wheel's build tools (scripts/build-wheel.sh): zig links against glibc 2.17.
+    quiet "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$ROOT/bindings/build-requirements.txt"
+fi
 log "python: $("$VENV/bin/python" --version) in .venv with $(tr -d '\r' <"$ROOT/tests/requirements.txt" | grep -cv '^\s*\(#\|$\)') pinned packages"
 [ -x "$VENV/bin/awa" ] || { log "the awa CLI (awa-cli) is missing from .venv after pip install" >&2; exit 1; }
+fi # NEED_VENV
+
+# --- db and full: the oldest released awa CLI -----------------------------------------------------
 # The oldest released awa CLI the compat profile checks (runner/tests/db_compat.rs migrates a
 # database with it besides 0.6.9's). awa-cli installs one `awa` binary, so the pin gets a venv of
 # its own under target/, named by its version: kept between runs, made again only when the pin
 # changes (or after `cargo clean`).
+if [ "$NEED_DB" -eq 1 ]; then
 OLDEST_PINS="$ROOT/tests/requirements-awa-oldest.txt"
 OLDEST="$(sed -n 's/^awa-cli==\([0-9.]*\)[[:space:]]*$/\1/p' "$OLDEST_PINS")"
 [ -n "$OLDEST" ] || { log "no awa-cli==VERSION line in $OLDEST_PINS" >&2; exit 1; }
@@ -126,7 +164,10 @@ else
     quiet "$OLDEST_VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$OLDEST_PINS"
     [ -x "$OLDEST_VENV/bin/awa" ] || { log "the awa CLI is missing from target/awa-cli-$OLDEST after pip install" >&2; exit 1; }
 fi
+fi # NEED_DB
 
+# --- full only: actionlint and the version matrix's servers ----------------------------------------
+if [ "$NEED_FULL" -eq 1 ]; then
 # --- actionlint (scripts/test.sh lints .github/workflows with it), a Go module, pinned ------------
 ACTIONLINT_VERSION=1.7.7
 if [ "$("$VENV/bin/actionlint" -version 2>/dev/null | head -n1)" = "v$ACTIONLINT_VERSION" ]; then
@@ -140,4 +181,5 @@ fi
 # Pinned by version and sha512 in scripts/pg-servers.json, cached outside the checkout (the
 # throwaway clusters run as the `postgres` OS user); a cached major is not fetched again.
 log "postgres servers: $("$VENV/bin/python" "$ROOT/scripts/fetch-pg.py" 13 14 15 16 17 18 | cut -d' ' -f2 | xargs -n1 dirname | xargs -n1 basename | tr '\n' ' ')"
-log "done"
+fi # NEED_FULL
+log "done ($TIER)"

@@ -1,13 +1,35 @@
 #!/usr/bin/env bash
-# The single test command: lint, unit tests, and every database-backed suite on a throwaway PostgreSQL.
+# The single test command, in three tiers: lint and offline tests, then every database-backed
+# suite on a throwaway PostgreSQL, then the slow cross-language and cross-version steps.
 #
-# Usage: scripts/test.sh            (from anywhere; installs what is missing first, see
-#                                    scripts/install-deps.sh; AWA_SKIP_INSTALL=1 skips that)
-# Environment: PGPORT_THROWAWAY (default 55432) picks the throwaway cluster's port.
-# Every step runs even when an earlier one fails; the script exits 1 if any step failed.
-# To add a step: one `step "<name>" <command...>` line in the STEPS section (pytest suites go
-# through `pytest_suite`, which fails on "no tests collected" and on an all-skipped run).
+# Usage: scripts/test.sh [quick|db|full]      (from anywhere; no argument = full)
+#   quick  before a commit: fmt, clippy, the workspace's offline Rust tests, the vectors checks
+#          on a debug runner, the mutant patches, the file-only doc and ADR checks. No
+#          PostgreSQL, no release wheel. About 1 minute with a warm build, 2 after an edit to
+#          the runner (CONTRIBUTING.md, "The quick tier").
+#   db     quick's steps plus every database-backed step (Rust DB tests, runner --dsn, schema
+#          SQL tests, Python bindings, fuzz, Python example producer, reports, documented
+#          examples) on one throwaway cluster, with the release wheel's runner.
+#   full   everything: db plus the PostgreSQL 14-18 matrix, the example producers and adapters,
+#          the ci recipe, the cross-check against released Awa, the results page... What CI
+#          (.ci/run) and README.md run.
+# Each tier first installs what it lacks (scripts/install-deps.sh TIER); AWA_SKIP_INSTALL=1
+# skips that. PGPORT_THROWAWAY (default 55432) picks the throwaway cluster's port.
+# Every step of the tier runs even when an earlier one fails; the script exits 1 if any step
+# failed, 2 on a usage error.
+# To add a step: one `step <tier> "<name>" <command...>` line in the STEPS section, with the
+# lowest tier it belongs to (pytest suites go through `pytest_suite`, which fails on "no tests
+# collected" and on an all-skipped run).
 set -euo pipefail
+
+usage() { echo "usage: scripts/test.sh [quick|db|full]   (no argument = full, what CI runs)"; }
+case "$#:${1-full}" in
+    [01]:quick) TIER=quick LEVEL=1 ;;
+    [01]:db) TIER=db LEVEL=2 ;;
+    [01]:full) TIER=full LEVEL=3 ;;
+    [01]:-h | [01]:--help) usage; exit 0 ;;
+    *) echo "test.sh: unknown tier '$*': the tiers are quick, db and full" >&2; usage >&2; exit 2 ;;
+esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -21,28 +43,39 @@ for d in /usr/local/go/bin "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv
 done
 export PATH
 if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
-    bash "$ROOT/scripts/install-deps.sh"
+    bash "$ROOT/scripts/install-deps.sh" "$TIER"
 fi
 # install-deps.sh may have just created the venv.
 [[ ":$PATH:" == *":$ROOT/.venv/bin:"* ]] || PATH="$ROOT/.venv/bin:$PATH"
 # The bindings are built and installed into the same venv.
 export AWA_VENV="$ROOT/.venv"
 
-RESULTS=()
+SUMMARY=()
 FAILED=0
+STEPS_RUN=0
+STEPS_TIME=0
 
-# step NAME COMMAND...: print a header, run the command, record ok/FAILED with duration.
+# step TIER NAME COMMAND...: when this run's tier includes TIER (tiers nest: full runs db's
+# steps, db runs quick's), print a header, run the command and record ok/FAILED with its tier
+# and duration; otherwise do nothing.
 step() {
-    local name="$1"; shift
-    local start rc=0
-    printf '\n==================== step: %s ====================\n' "$name"
+    local tier="$1" name="$2"; shift 2
+    local start rc=0 took rank
+    case "$tier" in
+        quick) rank=1 ;; db) rank=2 ;; full) rank=3 ;;
+        *) echo "test.sh: step '$name' names no tier (quick, db or full)" >&2; exit 2 ;;
+    esac
+    [ "$rank" -le "$LEVEL" ] || return 0
+    printf '\n==================== step [%s]: %s ====================\n' "$tier" "$name"
     printf '$ %s\n' "$*"
     start=$SECONDS
     "$@" || rc=$?
+    took=$((SECONDS - start))
+    STEPS_RUN=$((STEPS_RUN + 1)) STEPS_TIME=$((STEPS_TIME + took))
     if [ "$rc" -eq 0 ]; then
-        RESULTS+=("ok      $name ($((SECONDS - start))s)")
+        SUMMARY+=("$(printf 'ok      %-7s %s (%ss)' "[$tier]" "$name" "$took")")
     else
-        RESULTS+=("FAILED  $name (exit $rc, $((SECONDS - start))s)")
+        SUMMARY+=("$(printf 'FAILED  %-7s %s (exit %s, %ss)' "[$tier]" "$name" "$rc" "$took")")
         FAILED=1
     fi
 }
@@ -68,25 +101,54 @@ PYEOF
     return "$rc"
 }
 
-# --- throwaway PostgreSQL for every DB-backed step ----------------------------------------------
-cleanup() { "$PG" stop || true; rm -rf "${REPORTS:-}" "${WHEELS:-}" "${RESULTS:-}"; }
+# --- tier set-up --------------------------------------------------------------------------------
+PG_STARTED=0 REPORTS="" WHEELS="" RESULTS_DIR=""
+cleanup() {
+    if [ "$PG_STARTED" -eq 1 ]; then "$PG" stop || true; fi
+    rm -rf "$REPORTS" "$WHEELS" "$RESULTS_DIR"
+}
 trap cleanup EXIT
-eval "$("$PG" start)"
-export DATABASE_URL
-# The database is always there in this script, so DB-backed suites must not skip for lack of it.
-export AWA_CROSSCHECK_REQUIRED=1
-export AWA_REQUIRE_DB=1
-REPORTS="$(mktemp -d)"
-# The reports of the runs that show each implementation green (the steps and tests below keep
-# them here: tests/page/keep.py), for the results page, badge and compatibility table.
-RESULTS="$(mktemp -d)"
-export AWA_RESULTS_DIR="$RESULTS"
-# The release wheel, built once (scripts/build-wheel.sh) and installed into the venv: its
-# `awa-conformance` console script is the runner every later step runs (the same Rust code as
-# the standalone binary, compiled once: CONTRIBUTING, "CI time budget").
-WHEELS="$(mktemp -d)"
-RUNNER="$ROOT/.venv/bin/awa-conformance"
-export AWA_CONFORMANCE_BIN="$RUNNER"
+if [ "$LEVEL" -ge 2 ]; then
+    # db and full: one throwaway PostgreSQL for every DB-backed step.
+    eval "$("$PG" start)"
+    PG_STARTED=1
+    export DATABASE_URL
+    # The database is always there in these tiers, so DB-backed suites must not skip for lack of it.
+    export AWA_CROSSCHECK_REQUIRED=1
+    export AWA_REQUIRE_DB=1
+    REPORTS="$(mktemp -d)"
+    # The reports of the runs that show each implementation green (the steps and tests below keep
+    # them here: tests/page/keep.py), for the results page, badge and compatibility table.
+    RESULTS_DIR="$(mktemp -d)"
+    export AWA_RESULTS_DIR="$RESULTS_DIR"
+    # The release wheel, built once (scripts/build-wheel.sh) and installed into the venv: its
+    # `awa-conformance` console script is the runner every later step runs (the same Rust code as
+    # the standalone binary, compiled once: CONTRIBUTING, "CI time budget").
+    WHEELS="$(mktemp -d)"
+    RUNNER="$ROOT/.venv/bin/awa-conformance"
+    export AWA_CONFORMANCE_BIN="$RUNNER"
+else
+    # quick: no PostgreSQL, no wheel. Nothing may reach a database, and the runner is this
+    # tree's debug build (`runner` below), never a release runner left by an earlier run.
+    unset DATABASE_URL AWA_REQUIRE_DB AWA_CROSSCHECK_REQUIRED AWA_CONFORMANCE_BIN
+    RUNNER=""
+fi
+# quick's runner: the debug build `cargo test` makes for the CLI tests (the same build, no second
+# one with other features, as `cargo run` would make), set by cargo_test_offline only once that
+# build succeeded, so a stale binary from an earlier build never answers.
+DEBUG_RUNNER=""
+
+# runner ARGS...: the tier's runner: the release wheel's in db and full, the debug build in quick.
+runner() {
+    if [ -n "$RUNNER" ]; then
+        "$RUNNER" "$@"
+    elif [ -n "$DEBUG_RUNNER" ]; then
+        "$DEBUG_RUNNER" "$@"
+    else
+        echo "test.sh: no debug runner: its build failed in the step cargo test (offline)" >&2
+        return 1
+    fi
+}
 
 # Build the release wheel and install it into the venv; the runner steps use its console script.
 build_wheel() {
@@ -102,7 +164,7 @@ runner_dsn() {
     "$RUNNER" schema install --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer &&
     "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer -q \
         --report-json "$REPORTS/report.json" --junit "$REPORTS/junit.xml" --markdown "$REPORTS/summary.md" &&
-        cp "$REPORTS/report.json" "$RESULTS/reference.json"
+        cp "$REPORTS/report.json" "$RESULTS_DIR/reference.json"
 }
 # The kit's default path (scripts/kit.sh): no DSN, so the runner starts its own throwaway cluster.
 runner_embedded() {
@@ -225,7 +287,7 @@ python_producer() {
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests" || rc=1
     "${run[@]}" --report-json "$REPORTS/producer.json" producer:: || rc=1
-    cp "$REPORTS/producer.json" "$RESULTS/python.json" || rc=1
+    cp "$REPORTS/producer.json" "$RESULTS_DIR/python.json" || rc=1
     "$PY" - "$REPORTS/producer.json" <<'PYEOF' || rc=1
 import json, sys
 cases = [c for c in json.load(open(sys.argv[1], encoding="utf-8"))["cases"] if c["name"].startswith("producer::")]
@@ -268,9 +330,10 @@ awa_rs_producer() {
 }
 
 # Every worked example of README.md, docs/contract.md, docs/adapter-protocol.md and
-# bindings/README.md, checked against the runner and the installed Python module (tests/docs).
+# bindings/README.md, checked against the runner and the installed Python module: the tests of
+# tests/docs marked needs_kit (its conftest.py); the file-only ones run in quick's doc step.
 doc_examples() {
-    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/docs
+    AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q tests/docs -m needs_kit
 }
 
 # The runner's JUnit and JSON reports of a run failing every vector with hostile values, read by
@@ -289,47 +352,100 @@ workflow_lint() {
     actionlint "${files[@]}"
 }
 
-# The workspace's tests. The DB-backed ones spawn the runner (db_support::spawn): they are given
-# the wheel's runner installed just before (AWA_CONFORMANCE_BIN), which is what users run and
-# leaves the two cores to PostgreSQL, where the mutation tests spend their time (CONTRIBUTING,
-# "CI time budget"); unit tests and the CLI tests still use the debug build.
-cargo_test() {
-    [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the wheel step failed)" >&2; return 1; }
-    cargo test --workspace --no-fail-fast
+# cargo_selection offline|postgres: the `cargo test` arguments (one a line) of one half of the
+# workspace's tests, from `cargo metadata`. The tests that need PostgreSQL are the integration
+# tests named db_* (libtest-mimic mains on DATABASE_URL) and those of NEEDS_POSTGRES (tls starts
+# its own cluster on the server binaries); every other test target is offline. Selecting by
+# subtraction keeps it so: a new offline test file runs in quick by itself, a new db_*.rs never
+# runs there. Packages with no test target at all (the bindings' cdylib) are left out, as a
+# plain `cargo test --workspace` leaves them.
+NEEDS_POSTGRES="tls"
+cargo_selection() {
+    local meta
+    meta="$(cargo metadata --no-deps --format-version 1)" || return 1
+    "$PY" -c '
+import json, sys
+half, needs_pg = sys.argv[1], set(sys.argv[2].split())
+packages = json.load(sys.stdin)["packages"]
+pg = lambda t: t["name"].startswith("db_") or t["name"] in needs_pg
+args = ["--workspace"] + [a for p in packages if not any(t["test"] for t in p["targets"])
+                          for a in ("--exclude", p["name"])]
+args += ["--lib", "--bins"] if half == "offline" else []
+tests = sorted(t["name"] for p in packages for t in p["targets"]
+               if "test" in t["kind"] and t["test"] and pg(t) == (half == "postgres"))
+if not tests:
+    sys.exit(f"cargo_selection: no {half} test target in the workspace")
+print("\n".join(args + [a for name in tests for a in ("--test", name)]))
+' "$1" "$NEEDS_POSTGRES" <<<"$meta"
 }
 
-# --- STEPS --------------------------------------------------------------------------------------
-step "cargo fmt"                 cargo fmt --all -- --check
-step "cargo clippy"              cargo clippy --workspace --all-targets -- -D warnings
-step "build wheel (release)"     build_wheel
-step "cargo test"                cargo_test
-step "vectors verify"            "$RUNNER" vectors verify
-step "vectors freeze guard"      "$RUNNER" vectors regenerate --check --vectors-dir "$ROOT/vectors"
-step "runner --dsn (all suites)" runner_dsn
-step "runner embedded cluster"   runner_embedded
-step "postgres 14-18 matrix"     pg_matrix
-step "schema SQL tests"          schema_sql_tests
-step "python bindings"           python_bindings
-step "ci recipe (docs/ci.md)"    "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
-step "go example adapter"        go_adapter
-step "python example adapter"    python_adapter
-step "fuzz (seeded, short)"      fuzz_smoke
-step "python example producer"  python_producer
-step "examples use no kit"       pytest_suite -q tests/examples
-step "mutant patches apply"      pytest_suite -q tests/mutants
-step "reports read by consumers" reports_consumers
-step "example producers"        example_producers
-step "documented examples"       doc_examples
-step "workflow lint (actionlint)" workflow_lint
-step "build awa-rs producer"     awa_rs_producer
-step "crosscheck vs awa 0.6.9"   crosscheck
-step "results page (browser)"    "$ROOT/scripts/results-page.sh" "$RESULTS" "$ROOT/target/results-page"
+# The workspace's unit tests, offline integration tests and doc tests (cargo_selection offline).
+# In quick they run the debug runner; in db and full, as before the tiers, the release runner of
+# AWA_CONFORMANCE_BIN where a test spawns one through it. The build comes first, alone: once it
+# succeeded, its debug runner is quick's (DEBUG_RUNNER).
+cargo_test_offline() {
+    local sel args target rc=0
+    sel="$(cargo_selection offline)" || return 1
+    mapfile -t args <<<"$sel"
+    echo "+ cargo test --no-fail-fast ${args[*]}"
+    cargo test --no-run "${args[@]}" || return $?
+    target="$(cargo metadata --no-deps --format-version 1 | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" &&
+        DEBUG_RUNNER="$target/debug/awa-conformance" || rc=1
+    cargo test --no-fail-fast "${args[@]}" || rc=$?
+    cargo test --workspace --doc || rc=$?
+    return "$rc"
+}
+
+# The workspace's DB-backed tests (cargo_selection postgres). They spawn the runner
+# (db_support::spawn): they are given the wheel's runner installed just before
+# (AWA_CONFORMANCE_BIN), which is what users run and leaves the two cores to PostgreSQL, where
+# the mutation tests spend their time (CONTRIBUTING, "CI time budget"). The producer tests run
+# target/debug/examples/test_producer, which only a plain `cargo test` builds by itself.
+cargo_test_postgres() {
+    local sel args
+    [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the wheel step failed)" >&2; return 1; }
+    sel="$(cargo_selection postgres)" || return 1
+    mapfile -t args <<<"$sel"
+    echo "+ cargo test --no-fail-fast ${args[*]}"
+    cargo build -q --workspace --examples && cargo test --no-fail-fast "${args[@]}"
+}
+
+# --- STEPS: tier (the lowest that runs it; tiers nest), name, command ------------------------------
+step quick "cargo fmt"                  cargo fmt --all -- --check
+step quick "cargo clippy"               cargo clippy --workspace --all-targets -- -D warnings
+step db    "build wheel (release)"      build_wheel
+step quick "cargo test (offline)"       cargo_test_offline
+step db    "cargo test (database)"      cargo_test_postgres
+step quick "vectors verify"             runner vectors verify
+step quick "vectors freeze guard"       runner vectors regenerate --check --vectors-dir "$ROOT/vectors"
+step db    "runner --dsn (all suites)"  runner_dsn
+step full  "runner embedded cluster"    runner_embedded
+step full  "postgres 14-18 matrix"      pg_matrix
+step db    "schema SQL tests"           schema_sql_tests
+step db    "python bindings"            python_bindings
+step full  "ci recipe (docs/ci.md)"     "$ROOT/scripts/test-ci-recipe.sh" "$WHEELS"
+step full  "go example adapter"         go_adapter
+step full  "python example adapter"     python_adapter
+step db    "fuzz (seeded, short)"       fuzz_smoke
+step db    "python example producer"    python_producer
+step quick "examples use no kit"        pytest_suite -q tests/examples
+step quick "mutant patches apply"       pytest_suite -q tests/mutants
+step db    "reports read by consumers"  reports_consumers
+step full  "example producers"          example_producers
+step quick "doc and ADR checks (files)" pytest_suite -q tests/docs -m "not needs_kit"
+step db    "documented examples"        doc_examples
+step full  "workflow lint (actionlint)" workflow_lint
+step full  "build awa-rs producer"      awa_rs_producer
+step full  "crosscheck vs awa 0.6.9"    crosscheck
+step full  "results page (browser)"     "$ROOT/scripts/results-page.sh" "$RESULTS_DIR" "$ROOT/target/results-page"
 
 # --- summary ------------------------------------------------------------------------------------
-printf '\n==================== summary ====================\n'
-printf '%s\n' "${RESULTS[@]}"
+printf '\n==================== summary (tier %s) ====================\n' "$TIER"
+printf '%s\n' "${SUMMARY[@]}"
+printf 'total   [%s] %s steps in %ss (%dm %02ds); %ss with installs and set-up\n' "$TIER" "$STEPS_RUN" \
+    "$STEPS_TIME" "$((STEPS_TIME / 60))" "$((STEPS_TIME % 60))" "$SECONDS"
 if [ "$FAILED" -ne 0 ]; then
-    printf 'test.sh: at least one step FAILED\n'
+    printf 'test.sh %s: at least one step FAILED\n' "$TIER"
     exit 1
 fi
-printf 'test.sh: all steps ok\n'
+printf 'test.sh %s: all steps ok\n' "$TIER"

@@ -91,7 +91,7 @@ impl Producer for PyProducer {
         Ok(answer)
     }
 
-    fn restart(&mut self) -> Result<Hello, ProducerFault> {
+    fn restart(&mut self, _cause: &ProducerFault) -> Result<Hello, ProducerFault> {
         // `_Call.restart` waits (bounded) for a call abandoned by a timeout, so that a late
         // insert lands while the run can still sweep it; the next call gets a fresh thread.
         Python::attach(|py| self.call.bind(py).call_method0("restart").map(drop))

@@ -1040,6 +1040,54 @@ fn a_producer_hanging_with_several_in_flight_stops_the_run() {
     assert_clean(&s);
 }
 
+/// A request in flight when the runner restarts the producer for another request's timeout is
+/// cut off: it errors saying so, naming the other request's fault, never "the producer
+/// crashed" (it did not), and the run goes on.
+fn a_request_cut_off_by_another_timeout_says_so() {
+    let s = Scratch::install(&dsn(), "prod_cutoff");
+    // Every other answer takes 300 ms, so when the hanging request's 2 s bound passes the
+    // other lanes' requests are in flight (between two requests a lane spends microseconds).
+    let cmd = with(
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_DELAY_MS=300 \
+         AWA_TEST_PRODUCER_MUTANT=hang_on=rp-9e6748299535",
+    );
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--adapter-timeout",
+            "2",
+            "producer::routing_precedence::",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let errored = messages(&report, "errored");
+    assert!(
+        errored
+            .iter()
+            .any(|(n, m)| n.contains("rp-9e6748299535") && m.contains("did not answer within")),
+        "{errored:?}"
+    );
+    let cut_off = errored
+        .iter()
+        .filter(|(n, _)| !n.contains("rp-9e6748299535"))
+        .count();
+    assert!(cut_off > 0, "no request was cut off: {errored:?}");
+    for (name, message) in &errored {
+        assert!(!message.contains("crashed"), "{name}: {message}");
+        if !name.contains("rp-9e6748299535") {
+            assert!(
+                message.contains("cut this request off")
+                    && message.contains("did not answer within"),
+                "{name}: {message}"
+            );
+        }
+    }
+    assert!(cases_with(&report, "passed").len() > 20, "the run went on");
+    assert_clean(&s);
+}
+
 fn list_does_not_start_the_producer() {
     let out = db_support::run(
         &[
@@ -1401,6 +1449,11 @@ fn main() {
             "producer_that_answers_a_made_up_id_fails_at_the_payload",
             Gate::Dsn,
             producer_that_answers_a_made_up_id_fails_at_the_payload,
+        ),
+        (
+            "a_request_cut_off_by_another_timeout_says_so",
+            Gate::Dsn,
+            a_request_cut_off_by_another_timeout_says_so,
         ),
         (
             "an_answered_foreign_job_is_never_removed",

@@ -92,6 +92,10 @@ pub enum ProducerFault {
     /// The producer exited, crashed or closed a pipe.
     #[error("the producer crashed: {0}")]
     Crashed(String),
+    /// The request was in flight when the runner restarted the producer for another request's
+    /// fault (a timeout, a crash): not this request's fault, and no answer.
+    #[error("not answered: the runner restarted the producer for a fault of another request in flight ({0}), which cut this request off; it says nothing about this request")]
+    CutOff(String),
     /// A line that is not a valid answer to the outstanding request.
     #[error("protocol violation: {0} (docs/adapter-protocol.md, \"Enqueue: producers\")")]
     Protocol(String),
@@ -161,11 +165,12 @@ pub trait Producer: Send {
         ))
     }
 
-    /// Start afresh after a fault (new process, new hello).
+    /// Start afresh after a fault (new process, new hello). `cause` is that fault: the
+    /// requests still in flight are cut off ([`ProducerFault::CutOff`]) and say so.
     ///
     /// # Errors
     /// As [`Producer::hello`].
-    fn restart(&mut self) -> Result<Hello, ProducerFault>;
+    fn restart(&mut self, cause: &ProducerFault) -> Result<Hello, ProducerFault>;
 
     /// Diagnostics the producer wrote since the last call (a subprocess's stderr), attached
     /// to the case they belong to.

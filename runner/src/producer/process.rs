@@ -151,6 +151,8 @@ pub struct SubprocessProducer {
     pending_stderr: String,
     /// How many times the program was started.
     starts: u64,
+    /// The fault a restart is for, told to the requests it cuts off.
+    restart_cause: Option<String>,
 }
 
 impl std::fmt::Debug for SubprocessProducer {
@@ -174,6 +176,7 @@ impl SubprocessProducer {
             stderr: StderrTail::default(),
             pending_stderr: String::new(),
             starts: 0,
+            restart_cause: None,
         }
     }
 
@@ -274,10 +277,11 @@ impl SubprocessProducer {
     fn kill(&mut self) {
         if let Some(r) = self.running.take() {
             if let Some(router) = &r.router {
-                routes(router).fail_all(&ProducerFault::Crashed(
-                    "the producer was restarted after a fault of another request in flight"
-                        .to_owned(),
-                ));
+                let why = self
+                    .restart_cause
+                    .take()
+                    .unwrap_or_else(|| "its fault".to_owned());
+                routes(router).fail_all(&ProducerFault::CutOff(why));
             }
             let _ = r.group.end();
             // Its last words (a crash message) matter most: read them before they are lost.
@@ -510,7 +514,8 @@ impl Producer for SubprocessProducer {
         self.request(request, request.seq, timeout, BulkAnswer::parse_line)
     }
 
-    fn restart(&mut self) -> Result<Hello, ProducerFault> {
+    fn restart(&mut self, cause: &ProducerFault) -> Result<Hello, ProducerFault> {
+        self.restart_cause = Some(cause.to_string());
         self.start()
     }
 

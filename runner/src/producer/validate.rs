@@ -105,7 +105,7 @@ pub fn validate(
         };
         let verdict = match (step, answer) {
             (_, Err(e)) => {
-                let _ = producer.restart();
+                let _ = producer.restart(&e);
                 Err(CaseFailure::harness(with(e.to_string())))
             }
             (_, Ok(EnqueueAnswer::Skipped(r))) => Ok(Verdict::NotApplicable(format!(

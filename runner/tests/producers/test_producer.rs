@@ -27,7 +27,8 @@
 //! `AWA_TEST_PRODUCER_IN_FLIGHT=N` declares `max_in_flight` N and answers that many requests
 //! at once, each on a connection of its own (with `AWA_TEST_PRODUCER_PEAK=PATH` it writes there,
 //! on exit, the most requests it held at once);
-//! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there.
+//! `AWA_TEST_PRODUCER_PIDFILE=PATH` writes its process id there;
+//! `AWA_TEST_PRODUCER_DELAY_MS=N` delays every answer by N ms.
 
 #![allow(
     clippy::unwrap_used,
@@ -217,6 +218,14 @@ async fn answer(
     if on("late_on=", case) {
         // Past the tests' --adapter-timeout of 1 s, then a correct answer.
         tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    }
+    if let Some(ms) = std::env::var("AWA_TEST_PRODUCER_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        // Every answer takes this long: with several in flight, requests are in flight
+        // whenever another one times out.
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
     if on("skip_on=", case) {
         return json!({"seq": seq, "skipped": true, "reason": "skipped by the mutant"}).to_string();

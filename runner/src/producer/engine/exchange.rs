@@ -140,7 +140,7 @@ impl Session {
                 "restarted after another request's fault".to_owned()
             } else {
                 slot.generation += 1;
-                match slot.producer.restart() {
+                match slot.producer.restart(&fault) {
                     Ok(h) => {
                         *lock(&self.hello) = h;
                         "restarted".to_owned()

@@ -58,6 +58,12 @@ fn embedded_cluster_runs_and_is_removed() {
         text(&out.stderr),
         text(&out.stdout)
     );
+    // It says, even with -q, that the verdict is about the kit's own reference schema.
+    assert!(
+        text(&out.stderr).contains("checking the kit's own reference schema"),
+        "{}",
+        text(&out.stderr)
+    );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     // The provenance line says what was started: the version and the binaries' directory,

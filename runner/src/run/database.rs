@@ -101,6 +101,13 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
                     false,
                 )?;
                 ctx.set_provenance(PROVENANCE_DATABASE, cluster.describe());
+                // Said every time: a green run here is about the kit itself, and a new user
+                // who meant to check a database must not read it as that database's verdict.
+                super::note(
+                    "awa-conformance: no DSN given: checking the kit's own reference schema on a \
+                     throwaway cluster it started (a verdict about the kit, not about your \
+                     database or producer); pass --dsn URL to check yours\n",
+                );
                 (cluster.dsn().clone(), Some(cluster))
             }
             Err(e @ (EmbeddedError::NoBinaries | EmbeddedError::RootWithoutPostgresUser)) => {

@@ -675,7 +675,10 @@ impl Session {
                 let payload = match (asked, whole) {
                     (Some((asked, from)), Some(whole)) => {
                         let (whole, to) = whole?;
-                        Some((Payload::asked(&step.call, asked, (&from, &to)), whole))
+                        Some(Box::new((
+                            Payload::asked(&step.call, asked, (&from, &to)),
+                            whole,
+                        )))
                     }
                     _ => None,
                 };

@@ -91,8 +91,8 @@ pub enum ReadBack {
     Stored {
         /// The job through `job_routing` (no `job_id` when there is no such job).
         routing: Observed,
-        /// The payload asked and the whole job.
-        payload: Option<(Payload, Stored)>,
+        /// The payload asked and the whole job (boxed: the largest variant by far).
+        payload: Option<Box<(Payload, Stored)>>,
     },
     /// A request that must be refused, answered with an id: the job's routing, and whether
     /// the id was answered before in the same case.
@@ -140,7 +140,8 @@ pub fn answer(
                 ));
             };
             judge_stored(case, want, &routing, reference, trace.as_ref(), records)?;
-            if let Some((want, whole)) = payload {
+            if let Some(payload) = payload {
+                let (want, whole) = *payload;
                 judge_payload("the producer", &want, &whole).map_err(|mut f| {
                     f.actual = Some(json!({"stored": f.actual, "request": request}));
                     f

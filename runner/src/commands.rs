@@ -33,7 +33,7 @@ pub fn version() -> Result<u8, Error> {
         ));
     }
     out(&format!(
-        "awa-conformance {}\ncontract v{} (revision 1.1)\n{roots}",
+        "awa-conformance {}\ncontract v{} (revision 1.2)\n{roots}",
         env!("CARGO_PKG_VERSION"),
         awa_conformance_core::CONTRACT_VERSION,
     ))?;

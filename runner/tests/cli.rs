@@ -416,7 +416,7 @@ fn version_prints_kit_contract_and_root_hash() {
             text.contains(&format!("awa-conformance {}", env!("CARGO_PKG_VERSION"))),
             "{text}"
         );
-        assert!(text.contains("contract v1 (revision 1.1)"), "{text}");
+        assert!(text.contains("contract v1 (revision 1.2)"), "{text}");
         let v1_root = v1().unwrap().manifest.root_sha256;
         assert!(
             text.contains(&format!("vectors v1 root_sha256 {v1_root}")),

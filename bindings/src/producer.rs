@@ -131,7 +131,7 @@ fn check_dsn(
         producer_role,
         None,
         true,
-        awa_conformance_runner::cli::untested_server_allowed_by_env(),
+        awa_conformance_runner::contract::server::untested_server_allowed_by_env(),
     )?;
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),

@@ -7,24 +7,9 @@ use std::time::Duration;
 use clap::builder::FalseyValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::contract::server::ALLOW_UNTESTED_SERVER_ENV;
 use crate::exit;
 use crate::pg::SchemaName;
-
-/// The environment form of `--allow-untested-server`, also read by the Python bindings and
-/// `fuzz`, which have no such flag.
-pub const ALLOW_UNTESTED_SERVER_ENV: &str = "AWA_ALLOW_UNTESTED_SERVER";
-
-/// Whether [`ALLOW_UNTESTED_SERVER_ENV`] is set to a true value (anything but empty, `0`,
-/// `false`, `no`, `off`), as the flag's own parser reads it.
-#[must_use]
-pub fn untested_server_allowed_by_env() -> bool {
-    std::env::var(ALLOW_UNTESTED_SERVER_ENV).is_ok_and(|v| {
-        !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "" | "0" | "false" | "no" | "off" | "n" | "f"
-        )
-    })
-}
 
 /// Conformance kit for Awa's SQL producer contract (`awa.insert_job(..., opts jsonb)`, v1).
 ///

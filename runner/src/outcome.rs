@@ -301,7 +301,7 @@ pub struct RunContext {
     /// Names of the cases recorded as expected failures (the console prints them `xfail`).
     xfail: Mutex<HashSet<String>>,
     /// The producer engine's time per phase, when `--timings` asked for it.
-    timings: Mutex<Option<crate::producer::timings::TimingsSection>>,
+    timings: Mutex<Option<crate::timings::TimingsSection>>,
 }
 
 /// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
@@ -449,12 +449,12 @@ impl RunContext {
     }
 
     /// Record the producer engine's time per phase (`--timings`), for the report.
-    pub fn record_timings(&self, timings: crate::producer::timings::TimingsSection) {
+    pub fn record_timings(&self, timings: crate::timings::TimingsSection) {
         *lock(&self.timings) = Some(timings);
     }
 
     /// The producer engine's time per phase, when recorded.
-    pub fn timings(&self) -> Option<crate::producer::timings::TimingsSection> {
+    pub fn timings(&self) -> Option<crate::timings::TimingsSection> {
         lock(&self.timings).clone()
     }
 
@@ -506,7 +506,7 @@ impl RunContext {
     }
 
     /// Record the outcome of a check run outside libtest-mimic (the library entry
-    /// [`crate::producer::check`]), applying expected failures exactly as a trial does.
+    /// `producer::check`), applying expected failures exactly as a trial does.
     pub fn record(
         &self,
         suite: &str,

@@ -67,6 +67,23 @@ pub fn display(version_num: i32) -> String {
     }
 }
 
+
+/// The environment form of `--allow-untested-server`, also read by the Python bindings and
+/// `fuzz`, which have no such flag.
+pub const ALLOW_UNTESTED_SERVER_ENV: &str = "AWA_ALLOW_UNTESTED_SERVER";
+
+/// Whether [`ALLOW_UNTESTED_SERVER_ENV`] is set to a true value (anything but empty, `0`,
+/// `false`, `no`, `off`), as the flag's own parser reads it.
+#[must_use]
+pub fn untested_server_allowed_by_env() -> bool {
+    std::env::var(ALLOW_UNTESTED_SERVER_ENV).is_ok_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off" | "n" | "f"
+        )
+    })
+}
+
 /// May a run use this server?
 ///
 /// # Errors

@@ -65,7 +65,7 @@ impl ProducerTarget {
             producer_role,
             None,
             true,
-            crate::cli::untested_server_allowed_by_env(),
+            crate::contract::server::untested_server_allowed_by_env(),
         )?;
         let manifest = awa_conformance_vectors::embedded()
             .map_err(|e| Error::VectorsInvalid {

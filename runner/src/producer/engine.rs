@@ -33,7 +33,7 @@ use crate::pg::{Cached, Statements};
 
 use super::cases::{Case, Kind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
-use super::timings::{Phase, Timings, TimingsSection};
+use crate::timings::{Phase, Timings, TimingsSection};
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;

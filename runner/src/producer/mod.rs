@@ -43,7 +43,6 @@ pub mod cases;
 pub mod engine;
 pub mod process;
 pub mod steps;
-pub mod timings;
 pub mod validate;
 
 use std::collections::VecDeque;
@@ -292,7 +291,7 @@ pub fn connect(
         producer_role,
         Some(1),
         true,
-        crate::cli::untested_server_allowed_by_env(),
+        crate::contract::server::untested_server_allowed_by_env(),
     )?)
 }
 

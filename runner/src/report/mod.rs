@@ -169,7 +169,7 @@ pub struct Report {
     pub cases: Vec<CaseResult>,
     /// The producer engine's time per phase (`--timings`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timings: Option<crate::producer::timings::TimingsSection>,
+    pub timings: Option<crate::timings::TimingsSection>,
 }
 
 /// How the caller names the report options in its messages.

@@ -67,7 +67,6 @@ pub fn display(version_num: i32) -> String {
     }
 }
 
-
 /// The environment form of `--allow-untested-server`, also read by the Python bindings and
 /// `fuzz`, which have no such flag.
 pub const ALLOW_UNTESTED_SERVER_ENV: &str = "AWA_ALLOW_UNTESTED_SERVER";

@@ -91,12 +91,15 @@ impl DbTarget {
             (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
         // As a run's preflight: on a server the kit does not support every answer could be
         // wrong, so it is refused first (exit 4), an untested newer major unless allowed.
-        crate::contract::server::support(version, crate::contract::server::untested_server_allowed_by_env())
-            .map_err(|e| {
-                Error::from(crate::contract::target::PreflightError::Environment(
-                    crate::contract::environment::EnvironmentError::Server(e),
-                ))
-            })?;
+        crate::contract::server::support(
+            version,
+            crate::contract::server::untested_server_allowed_by_env(),
+        )
+        .map_err(|e| {
+            Error::from(crate::contract::target::PreflightError::Environment(
+                crate::contract::environment::EnvironmentError::Server(e),
+            ))
+        })?;
         crate::contract::environment::require_utf8(&row.get::<_, String>(5), &pg.dsn().redacted())
             .map_err(|e| Error::from(crate::contract::target::PreflightError::Environment(e)))?;
         let quoted = quote_ident(schema);

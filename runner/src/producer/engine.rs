@@ -33,7 +33,6 @@ use crate::pg::{Cached, Statements};
 
 use super::cases::{Case, Kind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
-use crate::timings::{Phase, Timings, TimingsSection};
 use super::{Producer, ProducerFault};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;
@@ -45,6 +44,7 @@ use crate::outcome::{CaseFailure, Verdict};
 use crate::protocol::{
     EnqueueAnswer, EnqueueRequest, Hello, Job, BULK_CAPABILITY, ERRORS_CAPABILITY,
 };
+use crate::timings::{Phase, Timings, TimingsSection};
 
 mod bulk;
 mod exchange;

@@ -60,7 +60,7 @@ pub fn preflight(
     if let Err(e) = alive.swept {
         // Leftovers of earlier runs are untidy but say nothing about conformance: warn only.
         use std::io::Write;
-        let e = crate::redact::redact_secrets(&e.to_string());
+        let e = crate::redact::for_terminal(&e.to_string());
         let _ = writeln!(
             std::io::stderr(),
             "awa-conformance: warning: sweeping leftovers of earlier killed runs failed: {e}"

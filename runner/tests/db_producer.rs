@@ -784,7 +784,12 @@ fn several_in_flight_keep_every_verdict() {
         failed[0]
             .1
             .contains("the request at fault could not be named")
-            && failed[0].1.contains("--test-threads 1"),
+            && failed[0]
+                .1
+                .contains("rerun the same selection with the same --test-threads")
+            && failed[0]
+                .1
+                .contains("other request(s) in flight on 4 lanes"),
         "{}",
         failed[0].1
     );
@@ -800,6 +805,31 @@ fn several_in_flight_keep_every_verdict() {
         "{}",
         report["run_errors"]
     );
+    assert_clean(&s);
+
+    // A wrong answer beside others (the job stored in another queue, and answered) is the
+    // case's own: it fails naming the requests in flight with it and how to reproduce it, and
+    // every later case runs alone.
+    let cmd = with(&format!(
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=misroute_on={victim}"
+    ));
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let failed = messages(&report, "failed");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(&failed[0].0, victim);
+    for part in [
+        "stored in queue \"stray\"",
+        "in flight on 4 lanes",
+        "every later case ran alone",
+        "with the same --test-threads",
+    ] {
+        assert!(
+            failed[0].1.contains(part),
+            "{part:?} missing: {}",
+            failed[0].1
+        );
+    }
     assert_clean(&s);
 
     let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=crash_after=7");

@@ -210,8 +210,11 @@ pub struct Session {
     /// Cases beside others hold it shared; a case that must run alone holds it exclusively,
     /// once the cases in flight are done.
     gate: RwLock<()>,
-    /// Set once a stray row was seen: every later case runs alone.
+    /// Set once a stray row was seen, or a case failed beside others: every later case runs
+    /// alone (ADR 0057).
     serial: AtomicBool,
+    /// The cases in flight beside others now, for the context of a failure seen beside them.
+    in_flight: Mutex<std::collections::BTreeSet<String>>,
     /// Cases started (the `p<n>` of their run-scoped queues).
     cases: AtomicU64,
     /// Per declared capability, the cases the producer answered and skipped (the coverage
@@ -289,6 +292,7 @@ impl Session {
             active: AtomicUsize::new(lanes),
             gate: RwLock::new(()),
             serial: AtomicBool::new(false),
+            in_flight: Mutex::new(std::collections::BTreeSet::new()),
             cases: AtomicU64::new(0),
             tallies: Mutex::new(std::collections::BTreeMap::new()),
             stopped: Mutex::new(None),

@@ -51,7 +51,10 @@ impl Session {
             ..CaseFailure::new(format!(
                 "producer {} wrote into (or removed from) the queues of {} case(s) while \
                  serving other requests in flight; each passes alone, so the request at fault \
-                 could not be named: rerun with --test-threads 1 to find it (ADR 0057). {}",
+                 could not be named. The fault shows only with several requests in flight: \
+                 reproduce it with the same selection and --test-threads (the requests in \
+                 flight beside each case are named below); one at a time hides it (ADR 0057). \
+                 {}",
                 self.hello().implementation.name,
                 touched.len(),
                 touched.join("; ")
@@ -77,12 +80,24 @@ impl Session {
         let mut outcome = None;
         // The failure beside others that the run alone below confirms, if any.
         let mut doubted = None;
+        // The requests in flight beside this case while it ran (at its start and its end).
+        let mut beside_it = std::collections::BTreeSet::new();
         if beside {
             let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
             inner.alone = false;
             inner.strays_seen = false;
             inner.doubt = false;
+            {
+                let mut in_flight = lock(&self.in_flight);
+                beside_it.extend(in_flight.iter().cloned());
+                in_flight.insert(case.name.clone());
+            }
             let out = self.run_case(&mut inner, case);
+            {
+                let mut in_flight = lock(&self.in_flight);
+                in_flight.remove(&case.name);
+                beside_it.extend(in_flight.iter().cloned());
+            }
             // Beside the others (a batch holds finished cases only, each in queues of its
             // own), but inside the shared gate: a case alone, which counts every row of the
             // run's login, must not see rows a batch has taken and not yet removed.
@@ -100,9 +115,18 @@ impl Session {
                 // with one case in flight. A wrong value in the row of an id the producer
                 // answered this case is its own; a producer fault fails every request in
                 // flight, each naming the fault (ADR 0057).
+                self.serial.store(true, Ordering::SeqCst);
                 doubted = out.err();
             } else {
-                outcome = Some(out);
+                // Any other failure beside others is this case's, and says which requests
+                // were in flight with it; once one is seen every later case runs alone, so
+                // that no later verdict can depend on what ran beside it (ADR 0057).
+                outcome = Some(out.map_err(|mut f| {
+                    self.serial.store(true, Ordering::SeqCst);
+                    f.message
+                        .push_str(&in_flight_context(&beside_it, self.lanes()));
+                    f
+                }));
             }
         }
         let outcome = match outcome {
@@ -126,9 +150,10 @@ impl Session {
                     // whole fails (`producer::coverage`), and every later case runs alone.
                     self.serial.store(true, Ordering::SeqCst);
                     lock(&self.unattributed).push(format!(
-                        "{}: beside other requests in flight: {}",
+                        "{}: beside other requests in flight: {}{}",
                         case.name,
-                        beside.message.lines().next().unwrap_or_default()
+                        beside.message.lines().next().unwrap_or_default(),
+                        in_flight_context(&beside_it, self.lanes())
                     ));
                 }
                 alone
@@ -316,4 +341,25 @@ pub fn fit_lanes(ctx: &RunContext, session: &Session, db: &DbSetup, test_threads
         "producer_in_flight",
         format!("{lanes} of max_in_flight {declared}{why}"),
     );
+}
+
+/// What a failure seen beside other requests says of them: the cases in flight with it and
+/// the lanes, so that it can be reproduced with the same concurrency (one at a time hides a
+/// fault that needs others in flight), and that every later case ran alone.
+fn in_flight_context(beside: &std::collections::BTreeSet<String>, lanes: usize) -> String {
+    const NAMED: usize = 8;
+    let mut names: Vec<&str> = beside.iter().map(String::as_str).take(NAMED).collect();
+    if beside.len() > NAMED {
+        names.push("...");
+    }
+    format!(
+        " (seen with {} other request(s) in flight on {lanes} lanes: {}; every later case \
+         ran alone; to reproduce, rerun the same selection with the same --test-threads)",
+        beside.len(),
+        if names.is_empty() {
+            "none still in flight when it was judged".to_owned()
+        } else {
+            names.join(", ")
+        }
+    )
 }

@@ -281,7 +281,8 @@ example_producers() {
 # files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
 # of runner_dsn): every producer:: case passes (at least 100), and four deliberately broken
 # copies (tests/mutants/python/<mistake>.patch, made by tests/mutants/materialise.py) each fail
-# their family with exit 1; a fifth (skip_refusals) fails producer::coverage alone.
+# their family with exit 1; a fifth (skip_refusals) fails producer::coverage alone, and a sixth
+# (skip_concurrency_keys) fails on the features rule with no case failed.
 python_producer() {
     local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family broken
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
@@ -318,6 +319,20 @@ import json, sys
 failed = [c["name"] for c in json.load(open(sys.argv[1], encoding="utf-8"))["cases"] if c["status"] == "failed"]
 if sys.argv[2] != "1" or failed != ["producer::coverage"]:
     sys.exit(f"python_producer: mutant skip_refusals exited {sys.argv[2]} (want 1) with failed cases {failed[:5]} (want only producer::coverage)")
+PYEOF
+    # A copy that skips every concurrency-key request (a mandatory feature): no case fails, and
+    # the run fails on the features rule, naming the feature and the count (ADR 0062).
+    broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python skip_concurrency_keys)" || return 1
+    code=0
+    "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$broken" -q \
+        --report-json "$REPORTS/skip-ck.json" producer::concurrency_shard:: >/dev/null 2>&1 || code=$?
+    "$PY" - "$REPORTS/skip-ck.json" "$code" <<'PYEOF' || rc=1
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+failed = [c["name"] for c in r["cases"] if c["status"] == "failed"]
+finding = (r.get("features") or {}).get("finding") or ""
+if sys.argv[2] != "1" or failed or "concurrency-key (" not in finding or r["features"]["core"]:
+    sys.exit(f"python_producer: mutant skip_concurrency_keys exited {sys.argv[2]} (want 1), failed {failed[:5]} (want none), finding {finding!r}")
 PYEOF
     return "$rc"
 }

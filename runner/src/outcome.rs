@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Completion, Failed, Trial};
 use serde::Serialize;
 
+use crate::contract::features::{Coverage, Fate, Feature};
 use crate::expected::ExpectedFailures;
 use crate::interrupt::StopReason;
 use crate::progress::Progress;
@@ -261,6 +262,10 @@ pub enum Verdict {
     Passed,
     /// The case does not apply; the reason is shown and recorded.
     NotApplicable(String),
+    /// The implementation under test chose not to answer (it said `skipped`): recorded as
+    /// not applicable with `skipped` set, so the features it leaves unchecked are counted
+    /// as skipped ([`crate::contract::features`]).
+    Skipped(String),
 }
 
 /// The recorded result of one case, as it appears in every report.
@@ -284,6 +289,27 @@ pub struct CaseResult {
     pub actual: Option<serde_json::Value>,
     /// Wall time of the check in milliseconds (0 for cases that did not run).
     pub duration_ms: f64,
+    /// The features the case checks (producer cases; [`crate::contract::features`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<&'static str>,
+    /// The implementation answered `skipped` (status `not_applicable`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+}
+
+impl CaseResult {
+    /// What happened to the case, for the per-feature counts.
+    #[must_use]
+    pub fn fate(&self) -> Fate {
+        match self.status {
+            Status::NotApplicable if self.skipped => Fate::Skipped,
+            Status::NotApplicable | Status::Ignored => Fate::NotApplicable,
+            Status::Errored => Fate::Errored,
+            Status::Passed | Status::Failed | Status::ExpectedFailure | Status::UnexpectedPass => {
+                Fate::Checked
+            }
+        }
+    }
 }
 
 /// Shared state of one run: collected results, expected failures, provenance, progress,
@@ -302,6 +328,8 @@ pub struct RunContext {
     xfail: Mutex<HashSet<String>>,
     /// The producer engine's time per phase, when `--timings` asked for it.
     timings: Mutex<Option<crate::timings::TimingsSection>>,
+    /// Every featured case of the kit's catalogue (selected or not), by name.
+    features: Mutex<BTreeMap<String, Vec<Feature>>>,
 }
 
 /// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
@@ -414,6 +442,8 @@ impl RunContext {
                     expected: None,
                     actual: None,
                     duration_ms: 0.0,
+                    features: Vec::new(),
+                    skipped: false,
                 });
                 return Ok(Completion::ignored_with(why));
             }
@@ -475,6 +505,26 @@ impl RunContext {
         results
     }
 
+    /// Declare the features of one case of the kit's catalogue, whether or not it will be
+    /// selected: the catalogue is what "checked whole" counts against.
+    pub fn declare_features(&self, name: &str, features: Vec<Feature>) {
+        lock(&self.features).insert(name.to_owned(), features);
+    }
+
+    /// What happened, per feature, to the catalogue declared with
+    /// [`RunContext::declare_features`], counted from `results` (empty when no featured case
+    /// was declared: not a producer run).
+    pub fn coverage(&self, results: &[CaseResult]) -> Coverage {
+        let declared = lock(&self.features);
+        let mut coverage = Coverage::of_catalogue(declared.values().map(Vec::as_slice));
+        for r in results {
+            if let Some(features) = declared.get(&r.name) {
+                coverage.add(features, r.fate());
+            }
+        }
+        coverage
+    }
+
     /// The expected-failures list this run applies.
     pub fn expected_failures(&self) -> &ExpectedFailures {
         &self.expected
@@ -500,6 +550,8 @@ impl RunContext {
                 expected: None,
                 actual: None,
                 duration_ms: 0.0,
+                features: Vec::new(),
+                skipped: false,
             });
             Ok(Completion::ignored_with(reason))
         })
@@ -535,12 +587,23 @@ impl RunContext {
             expected: None,
             actual: None,
             duration_ms,
+            features: Vec::new(),
+            skipped: false,
         };
         let (result, completion) = match (outcome, listed) {
             (Ok(Verdict::NotApplicable(reason)), _) => (
                 CaseResult {
                     status: Status::NotApplicable,
                     message: Some(reason.clone()),
+                    ..base
+                },
+                Ok(Completion::ignored_with(reason)),
+            ),
+            (Ok(Verdict::Skipped(reason)), _) => (
+                CaseResult {
+                    status: Status::NotApplicable,
+                    message: Some(reason.clone()),
+                    skipped: true,
                     ..base
                 },
                 Ok(Completion::ignored_with(reason)),
@@ -600,6 +663,9 @@ impl RunContext {
     }
 
     fn push(&self, mut result: CaseResult) {
+        if let Some(features) = lock(&self.features).get(&result.name) {
+            result.features = features.iter().map(|f| f.id()).collect();
+        }
         // Every result passes the masking door once, here: the reports, the baseline and the
         // Python API all read results from this list, so none of them can show a password a
         // producer or the server echoed.

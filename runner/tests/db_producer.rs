@@ -295,6 +295,134 @@ fn producer_that_skips_what_it_declares_fails_coverage() {
     assert_clean(&s);
 }
 
+/// The features rule (ADR 0062, contract::features): a producer that skips cases of a
+/// mandatory feature fails the run (exit 1) with the feature and count named, though no case
+/// failed; one that skips part of an optional feature passes, with that feature named as not
+/// checked and the core claimed only when every core case ran. Reports and the verdict line
+/// say the same.
+fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
+    let s = Scratch::install(&dsn(), "prod_feat");
+    let cmd = with("AWA_TEST_PRODUCER_MUTANT=skip_on=producer::concurrency_shard::");
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::concurrency_shard::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(messages(&report, "failed").is_empty(), "{stderr}");
+    assert_eq!(report["verdict"], "nonconformant");
+    let features = &report["features"];
+    let finding = features["finding"].as_str().unwrap();
+    let skipped = cases_with(&report, "not_applicable").len();
+    assert!(skipped > 0);
+    assert!(
+        finding.contains(&format!(
+            "mandatory features: concurrency-key ({skipped} of "
+        )),
+        "{finding}"
+    );
+    assert!(stderr.contains(finding), "{stderr}");
+    assert_eq!(features["core"], false);
+    let ck = features["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["feature"] == "concurrency-key")
+        .unwrap();
+    assert_eq!(ck["skipped"].as_u64(), Some(skipped as u64));
+    assert!(ck["cases"].as_u64().unwrap() > ck["skipped"].as_u64().unwrap());
+    assert!(
+        report["cases"][0]["skipped"] == true
+            && report["cases"][0]["features"][0] == "concurrency-key"
+    );
+    assert!(
+        stderr.contains("awa-conformance: features checked: "),
+        "{stderr}"
+    );
+
+    // One refusal case skipped of an optional feature: conformant, refusals not checked.
+    let one = "producer::refusal::ordering_key_too_long";
+    let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT=skip_on={one}"));
+    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let checked = report["features"]["checked"].as_str().unwrap();
+    // The test producer declares no `bulk`: those cases are not applicable, not skipped.
+    assert!(
+        checked.starts_with("core, uniqueness, partitions; refusals not checked (1 of ")
+            && checked.ends_with(" skipped), bulk not checked (13 of 13 not applicable)"),
+        "{checked}"
+    );
+    assert_eq!(report["features"]["core"], true);
+    assert!(report["features"].get("finding").is_none());
+    assert!(
+        stderr.contains(&format!("features checked: {checked}")),
+        "{stderr}"
+    );
+    assert_clean(&s);
+}
+
+/// docs/contract.md §12.4: the producer's sessions start with non-default settings (a time
+/// zone 5 h 45 min from UTC, day-first dates), so a producer whose stored `run_at` depends on
+/// its session fails at the payload; the provenance names the settings. With
+/// `--plain-producer-sessions` the server's defaults stay, and (on a UTC server) the same
+/// mistakes go unseen: the settings are what catch them.
+fn session_dependent_run_at_fails_under_the_runs_session_settings() {
+    let s = Scratch::install(&dsn(), "prod_tz");
+    let utc_server = db_support::scalar(
+        &s.dsn,
+        "SELECT (EXTRACT(timezone FROM now()) = 0 AND current_setting('DateStyle') LIKE '%MDY')::text",
+    ) == "true";
+    for mutant in ["naive_run_at", "mdy_run_at"] {
+        let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT={mutant}"));
+        let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::payload::"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mutant}: {stderr}");
+        let failed = messages(&report, "failed");
+        assert!(
+            failed
+                .iter()
+                .any(|(name, message)| name == "producer::payload::run_at_offset"
+                    && message.contains("payload")),
+            "{mutant}: {:?}",
+            failed.first()
+        );
+        // Every failure is the run_at, nothing else the mutant stores.
+        let other: Vec<_> = failed
+            .iter()
+            .filter(|(_, message)| !message.contains("stored run_at other than asked"))
+            .take(3)
+            .collect();
+        assert!(other.is_empty(), "{mutant}: {other:?}");
+        assert_eq!(
+            report["provenance"]["extra"]["producer_session"],
+            "TimeZone=Asia/Kathmandu; DateStyle=SQL, DMY; IntervalStyle=iso_8601"
+        );
+        let (out, report) = run_with_report(
+            &s,
+            &[
+                "--producer",
+                &cmd,
+                "--plain-producer-sessions",
+                "producer::payload::",
+            ],
+        );
+        assert!(report["provenance"]["extra"]["producer_session"]
+            .as_str()
+            .unwrap()
+            .contains("--plain-producer-sessions"));
+        if utc_server {
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{mutant}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+    // The correct producer passes under the same settings.
+    let (out, _) = run_with_report(&s, &["--producer", &producer(), "producer::payload::"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_clean(&s);
+}
+
 /// A job id the database does not hold is not an encoding mistake: the payload layer says the
 /// job is not there, on accepted and refused cases alike.
 fn producer_that_answers_a_made_up_id_fails_at_the_payload() {
@@ -1474,6 +1602,16 @@ fn main() {
             "producer_that_skips_what_it_declares_fails_coverage",
             Gate::Dsn,
             producer_that_skips_what_it_declares_fails_coverage,
+        ),
+        (
+            "skipped_features_are_named_and_a_skipped_core_feature_fails",
+            Gate::Dsn,
+            skipped_features_are_named_and_a_skipped_core_feature_fails,
+        ),
+        (
+            "session_dependent_run_at_fails_under_the_runs_session_settings",
+            Gate::Dsn,
+            session_dependent_run_at_fails_under_the_runs_session_settings,
         ),
         (
             "producer_that_answers_a_made_up_id_fails_at_the_payload",

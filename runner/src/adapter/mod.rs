@@ -578,7 +578,7 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
                     Some(Answer::Output(o)) => {
                         compare(&expected, &input, o).map(|()| Verdict::Passed)
                     }
-                    Some(Answer::Skipped(reason)) => Ok(Verdict::NotApplicable(format!(
+                    Some(Answer::Skipped(reason)) => Ok(Verdict::Skipped(format!(
                         "skipped by the adapter: {reason}"
                     ))),
                     Some(Answer::Error(msg)) => {

@@ -14,13 +14,16 @@
 //!    and the decoded job the judge compares ([`call::Observed`]);
 //! 3. [`expect`]: the one mapping from a vector (and width) to what the stored job must be;
 //! 4. [`judge`]: the one comparison, with layers, near misses, the row count, refusals and
-//!    the harness-error rule.
+//!    the harness-error rule;
+//! 5. [`features`]: the producer features a verdict names, the mandatory core, and the rule
+//!    from what happened to each case to what a run may claim (pure; ADR 0062).
 //!
 //! A check is a request ([`call`]) plus an expectation ([`expect`]), and [`judge`] decides.
 
 pub mod call;
 pub mod environment;
 pub mod expect;
+pub mod features;
 pub mod judge;
 pub mod levels;
 pub mod login;

@@ -75,6 +75,9 @@ pub struct DbSetup {
     pub compat: Option<Released>,
     /// The least-privilege login role's door, set up by the first case that needs it.
     pub(super) producer: std::sync::Mutex<Option<Producer>>,
+    /// The login's sessions keep the server's defaults instead of
+    /// [`super::login::PRODUCER_SESSION_SETTINGS`] (`--plain-producer-sessions`).
+    pub plain_producer_sessions: std::sync::atomic::AtomicBool,
     /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
     /// concurrent runs leaves this run's rows and role alone.
     pub(super) liveness: Option<tokio_postgres::Client>,

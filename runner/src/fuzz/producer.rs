@@ -164,7 +164,7 @@ impl ProducerTarget {
             }
             match self.session.run(&case) {
                 Ok(Verdict::Passed) => out.hit(g.family),
-                Ok(Verdict::NotApplicable(_)) => out.skipped += 1,
+                Ok(Verdict::Skipped(_) | Verdict::NotApplicable(_)) => out.skipped += 1,
                 Err(f) if f.kind == FailureKind::Harness => {
                     out.problems.push(format!("{}: {}", case.name, f.text()));
                 }

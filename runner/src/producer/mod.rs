@@ -58,6 +58,10 @@ use crate::outcome::{CaseResult, RunContext, Verdict};
 pub use crate::protocol::{EnqueueAnswer, EnqueueRequest, Hello, DSN_ENV};
 use engine::{fit_lanes, Pipeline};
 
+/// The provenance key naming the session settings the producer's login starts with
+/// (`contract::login::PRODUCER_SESSION_SETTINGS`).
+pub const SESSION_PROVENANCE: &str = "producer_session";
+
 /// The `suite` of every producer trial, and the first segment of its name.
 pub const SUITE: &str = "producer";
 
@@ -209,6 +213,8 @@ pub struct Launch {
     pub max_consecutive_timeouts: u32,
     /// `--validate-producer`: the protocol smoke test only.
     pub validate: bool,
+    /// `--plain-producer-sessions`: the run's login keeps the server's session defaults.
+    pub plain_sessions: bool,
 }
 
 impl std::fmt::Debug for Launch {
@@ -313,6 +319,9 @@ pub fn check(
     let all = cases::cases(vectors);
     expected.check_ids(all.iter().map(|c| c.name.as_str()))?;
     let ctx = RunContext::new(expected);
+    for case in &all {
+        ctx.declare_features(&case.name, case.features());
+    }
     let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
     session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
     // The cases below run one after the other.
@@ -391,6 +400,9 @@ pub fn trials(
     selection: &Selection<'_>,
 ) -> Vec<Trial> {
     let all = cases::cases(vectors);
+    for case in &all {
+        ctx.declare_features(&case.name, case.features());
+    }
     let pipeline = session.filter(|s| s.lanes() > 1).map(|session| {
         let stopped: engine::Stopped = {
             let ctx = Arc::clone(ctx);
@@ -424,6 +436,14 @@ pub fn trials(
             })
         })
         .collect()
+}
+
+/// Declare every producer case's features on `ctx` ([`RunContext::declare_features`]): the
+/// catalogue the run's per-feature verdict counts against, selected or not.
+pub fn declare_features(ctx: &RunContext, vectors: &VectorSet) {
+    for case in cases::cases(vectors) {
+        ctx.declare_features(&case.name, case.features());
+    }
 }
 
 /// The producer's trial names as ignored trials, for `--list` and the expected-failures
@@ -564,7 +584,18 @@ pub fn run_trials(
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
+    db.plain_producer_sessions
+        .store(launch.plain_sessions, std::sync::atomic::Ordering::SeqCst);
     let (dsn, login) = producer_dsn(launch, db);
+    ctx.set_provenance(
+        SESSION_PROVENANCE,
+        if login.run_scoped.is_some() {
+            crate::contract::login::producer_session_provenance(db)
+        } else {
+            "not set by the kit: the producer logs in as --producer-dsn or the run's own role"
+                .to_owned()
+        },
+    );
     let producer = process::SubprocessProducer::new(
         &launch.cmd,
         vec![

@@ -12,6 +12,7 @@ use serde_json::{json, Value as Json};
 use super::cases::{self, Case, Kind, RefusalKind, FUTURE, UNIQUE_KEY_STATES};
 use crate::contract::call::InsertJob;
 use crate::contract::expect::{self, Expectation};
+use crate::contract::features::Feature;
 use crate::contract::judge;
 use crate::outcome::CaseFailure;
 use crate::protocol::{Job, PartitionInputs, UniqueInputs};
@@ -46,6 +47,37 @@ impl Case {
             Kind::Bulk(_) => crate::protocol::BULK_CAPABILITY,
             Kind::Refusal(_) => crate::protocol::ERRORS_CAPABILITY,
             _ => crate::protocol::ENQUEUE_CAPABILITY,
+        }
+    }
+
+    /// The features this case checks ([`Feature`]): what the run's verdict names per
+    /// feature (ADR 0062). Decided by what the case sends, never by its name.
+    #[must_use]
+    pub fn features(&self) -> Vec<Feature> {
+        match &self.kind {
+            Kind::Route(r) => vec![match (&r.ordering_key, &r.concurrency_key) {
+                (Some(_), None) => Feature::OrderingKey,
+                (None, Some(_)) => Feature::ConcurrencyKey,
+                // Both keys (the ordering key wins) or neither (the rotor).
+                _ => Feature::Precedence,
+            }],
+            Kind::Unique(_) | Kind::States { .. } => vec![Feature::Uniqueness],
+            Kind::Partition { unique, .. } => {
+                let mut f = vec![Feature::Partitions];
+                if *unique {
+                    f.push(Feature::Uniqueness);
+                }
+                f
+            }
+            Kind::Payload(p) => {
+                let mut f = vec![Feature::Payload];
+                if p.unique {
+                    f.push(Feature::Uniqueness);
+                }
+                f
+            }
+            Kind::Refusal(_) => vec![Feature::Refusals],
+            Kind::Bulk(_) => vec![Feature::Bulk],
         }
     }
 

@@ -108,9 +108,9 @@ pub fn validate(
                 let _ = producer.restart(&e);
                 Err(CaseFailure::harness(with(e.to_string())))
             }
-            (_, Ok(EnqueueAnswer::Skipped(r))) => Ok(Verdict::NotApplicable(format!(
-                "skipped by the producer: {r}"
-            ))),
+            (_, Ok(EnqueueAnswer::Skipped(r))) => {
+                Ok(Verdict::Skipped(format!("skipped by the producer: {r}")))
+            }
             ("refusal", Ok(EnqueueAnswer::Refused(_))) => Ok(Verdict::Passed),
             ("refusal", Ok(other)) if errors => Err(CaseFailure::new(with(format!(
                 "unique_states '1111' must be refused (22026 or unique_states_not_8_bits), \

@@ -61,6 +61,16 @@ pub fn render(report: &Report) -> Result<String, Error> {
         tc.set_classname("awa-conformance");
         run.add_test_case(tc);
     }
+    // A skipped case of a mandatory feature fails the run though no case failed: a failure
+    // of its own, so a dashboard shows why the run is red.
+    if let Some(finding) = report.features.as_ref().and_then(|f| f.finding.as_deref()) {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_message(safe(finding));
+        status.set_type("features");
+        let mut tc = TestCase::new("features", status);
+        tc.set_classname("awa-conformance");
+        run.add_test_case(tc);
+    }
     junit.add_test_suite(run);
     for (suite, cases) in by_suite {
         let mut ts = TestSuite::new(safe(suite));
@@ -125,6 +135,12 @@ fn properties(report: &Report) -> Vec<Property> {
         ("verdict", report.verdict.as_str().to_owned()),
     ]
     .into_iter()
+    .chain(
+        report
+            .features
+            .as_ref()
+            .map(|f| ("features_checked", f.checked.clone())),
+    )
     .map(|(k, v)| Property::new(k, safe(&v)))
     .collect::<Vec<_>>();
     // `extra` holds what an adapter or producer said about itself (its name and version).
@@ -214,6 +230,8 @@ mod tests {
             expected: Some(serde_json::json!({ "args": value })),
             actual: Some(serde_json::json!({ "args": value, "key": value })),
             duration_ms: 1.0,
+            features: Vec::new(),
+            skipped: false,
         }
     }
 
@@ -238,6 +256,7 @@ mod tests {
             },
             summary: Summary::of(&cases, 0, 1.0),
             run_errors: vec![format!("adapter: {value}")],
+            features: None,
             cases,
             timings: None,
         }

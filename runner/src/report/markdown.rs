@@ -48,6 +48,34 @@ pub fn render(report: &Report) -> String {
         code(&p.level),
         text(&p.started_at)
     );
+    if let Some(f) = &report.features {
+        // The kit's own words (feature names and counts): nothing foreign to make inert.
+        let _ = writeln!(md, "**Features checked:** {}\n", f.checked);
+        if let Some(finding) = &f.finding {
+            let _ = writeln!(md, "**Nonconformant:** {finding}\n");
+        }
+        let _ = writeln!(
+            md,
+            "| feature | mandatory | cases | checked | skipped | not applicable | errored | \
+             not selected |\n|---|---|---:|---:|---:|---:|---:|---:|"
+        );
+        for r in &f.rows {
+            let t = &r.tally;
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.feature,
+                if r.mandatory { "yes" } else { "no" },
+                t.cases,
+                t.checked,
+                t.skipped,
+                t.not_applicable,
+                t.errored,
+                t.not_selected()
+            );
+        }
+        md.push('\n');
+    }
     let _ = writeln!(md, "| status | cases |\n|---|---:|");
     for status in Status::ALL {
         let _ = writeln!(md, "| {} | {} |", status.as_str(), s.count(status));
@@ -160,6 +188,8 @@ mod tests {
             expected: Some(serde_json::json!({ "k": HOSTILE })),
             actual: Some(serde_json::json!("b")),
             duration_ms: 1.0,
+            features: Vec::new(),
+            skipped: false,
         };
         let cases = vec![
             case(
@@ -191,6 +221,7 @@ mod tests {
             },
             summary: Summary::of(&cases, 0, 1.0),
             run_errors: vec![format!("producer: {HOSTILE}\nits stderr:\n{HOSTILE}")],
+            features: None,
             cases,
             timings: None,
         }

@@ -148,6 +148,36 @@ impl Verdict {
     }
 }
 
+/// What a producer run checked, per feature ([`crate::contract::features`]): the JSON report's
+/// `features`, the verdict line's second line, Markdown, JUnit, the page and the badge.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeaturesSection {
+    /// One line: `core, uniqueness; bulk not checked (6 of 13 skipped)`.
+    pub checked: String,
+    /// Every mandatory feature was checked whole.
+    pub core: bool,
+    /// The finding when the producer skipped a case of a mandatory feature (the run is then
+    /// nonconformant); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
+    /// Per feature: the kit's cases, and how many were checked, skipped, not applicable,
+    /// errored and not selected.
+    pub rows: Vec<crate::contract::features::FeatureRow>,
+}
+
+impl FeaturesSection {
+    /// The section of `coverage`, `None` when the run had no featured case.
+    #[must_use]
+    pub fn of(coverage: &crate::contract::features::Coverage) -> Option<Self> {
+        (!coverage.is_empty()).then(|| Self {
+            checked: coverage.summary(),
+            core: coverage.core_checked(),
+            finding: coverage.mandatory_skips(),
+            rows: coverage.rows(),
+        })
+    }
+}
+
 /// Everything the reports show.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -165,6 +195,9 @@ pub struct Report {
     pub summary: Summary,
     /// Harness problems not tied to one case.
     pub run_errors: Vec<String>,
+    /// What a producer run checked, per feature; absent when no producer case was in the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub features: Option<FeaturesSection>,
     /// Every recorded case, sorted by name.
     pub cases: Vec<CaseResult>,
     /// The producer engine's time per phase (`--timings`); absent otherwise.
@@ -349,6 +382,12 @@ impl Report {
             ", {} errored, {} not applicable, {} ignored",
             s.errored, s.not_applicable, s.ignored
         ));
+        if let Some(f) = &self.features {
+            line.push_str(&format!(
+                "\nawa-conformance: features checked: {}",
+                f.checked
+            ));
+        }
         line
     }
 

@@ -12,7 +12,9 @@ use crate::outcome::{
     RunContext, Status, PROVENANCE_CONTRACT_VERSION, PROVENANCE_DATABASE, PROVENANCE_LEVEL,
     PROVENANCE_SERVER_VERSION,
 };
-use crate::report::{baseline, Provenance, Report, Summary, Verdict, NOT_AVAILABLE};
+use crate::report::{
+    baseline, FeaturesSection, Provenance, Report, Summary, Verdict, NOT_AVAILABLE,
+};
 
 use super::execute::Ran;
 use super::plan::Plan;
@@ -41,6 +43,11 @@ pub(super) fn finish(
         Err(e) => return Err(e),
     };
     let mut conclusion = judge(&cases, &run_errors, ran.libtest_failed);
+    let features = FeaturesSection::of(&ctx.coverage(&cases));
+    if let Some(finding) = features.as_ref().and_then(|f| f.finding.as_deref()) {
+        report_error(finding);
+        conclusion = conclusion.with_mandatory_skips();
+    }
     if let Some(e) = &error {
         conclusion = Conclusion::Failed(e.exit_code());
     } else if conclusion == Conclusion::Conformant && stopped.is_none() {
@@ -72,6 +79,7 @@ pub(super) fn finish(
         ),
         &conclusion,
         run_errors,
+        features,
         cases,
     );
     // Every output is written even when another one fails; a failure is a harness error
@@ -123,7 +131,13 @@ pub fn library_report(
     mut run_errors: Vec<String>,
     cases: Vec<crate::outcome::CaseResult>,
 ) -> Report {
+    // The catalogue the features are counted against: every producer case of the vectors.
+    crate::producer::declare_features(ctx, set);
+    let features = FeaturesSection::of(&ctx.coverage(&cases));
     let mut conclusion = judge(&cases, &run_errors, false);
+    if features.as_ref().is_some_and(|f| f.finding.is_some()) {
+        conclusion = conclusion.with_mandatory_skips();
+    }
     if conclusion == Conclusion::Conformant {
         if let Some((needs_database, message)) =
             nothing_checked(&cases, &libtest_mimic::Arguments::default())
@@ -141,6 +155,7 @@ pub fn library_report(
         summary,
         &conclusion,
         run_errors,
+        features,
         cases,
     )
 }
@@ -198,6 +213,7 @@ fn build_report(
     summary: Summary,
     conclusion: &Conclusion,
     run_errors: Vec<String>,
+    features: Option<FeaturesSection>,
     cases: Vec<crate::outcome::CaseResult>,
 ) -> Report {
     let mut provenance_extra = ctx.provenance();
@@ -230,6 +246,7 @@ fn build_report(
         provenance,
         summary,
         run_errors,
+        features,
         cases,
         timings: ctx.timings(),
     }
@@ -258,6 +275,16 @@ enum Conclusion {
 }
 
 impl Conclusion {
+    /// The conclusion once the producer is known to have skipped a case of a mandatory
+    /// feature ([`crate::contract::features::Coverage::mandatory_skips`]): a finding about the
+    /// producer, so a pass becomes nonconformant; worse conclusions stand.
+    fn with_mandatory_skips(self) -> Self {
+        match self {
+            Conclusion::Conformant => Conclusion::Nonconformant,
+            other => other,
+        }
+    }
+
     /// The exit code of a run that ended so: the one place a run's exit code is decided
     /// (the codes and their meanings are [`crate::exit`]).
     fn exit_code(self) -> u8 {
@@ -322,6 +349,8 @@ mod tests {
             expected: None,
             actual: None,
             duration_ms: 0.0,
+            features: Vec::new(),
+            skipped: false,
         }
     }
 

@@ -21,6 +21,8 @@
 //! job's args), `drop_metadata` (stores no metadata) and `nested_unknown` (says protocol 2
 //! without `nested`, and fails any request holding the `nested` form, as a program written
 //! before that form would).
+//! `naive_run_at` (writes run_at as UTC wall-clock text without its offset) and `mdy_run_at`
+//! (writes it month first), each right only in a session with the server's defaults.
 //! `AWA_TEST_PRODUCER_PROTOCOL=2` makes it a protocol 2 producer (default 3): it then fails
 //! any request carrying a member protocol 3 added, as such a program would.
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
@@ -326,7 +328,24 @@ async fn answer(
         key
     });
     let priority: Option<i16> = job["priority"].as_i64().map(|p| p as i16);
-    let run_at: Option<String> = job["run_at"].as_str().map(str::to_owned);
+    let mut run_at: Option<String> = job["run_at"].as_str().map(str::to_owned);
+    // Session-dependent mistakes: the instant written without its offset (read in the
+    // session's time zone), or month first (read as the session's DateStyle orders it).
+    let written_as = match mutant {
+        "naive_run_at" => Some("YYYY-MM-DD HH24:MI:SS.US"),
+        "mdy_run_at" => Some("MM/DD/YYYY HH24:MI:SS.US\"+00\""),
+        _ => None,
+    };
+    if let (Some(format), Some(at)) = (written_as, &run_at) {
+        let row = client
+            .query_one(
+                "SELECT to_char($1::text::timestamptz AT TIME ZONE 'UTC', $2::text)",
+                &[at, &format],
+            )
+            .await
+            .unwrap();
+        run_at = Some(row.get(0));
+    }
     let tags: Vec<String> = job["tags"]
         .as_array()
         .unwrap()

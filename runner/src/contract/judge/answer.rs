@@ -122,7 +122,7 @@ pub fn answer(
     records: Records,
 ) -> Result<Option<Verdict>, CaseFailure> {
     match (outcome, answer) {
-        (_, EnqueueAnswer::Skipped(reason)) => Ok(Some(Verdict::NotApplicable(format!(
+        (_, EnqueueAnswer::Skipped(reason)) => Ok(Some(Verdict::Skipped(format!(
             "skipped by the producer: {reason}"
         )))),
         (_, EnqueueAnswer::Error(msg)) => Err(CaseFailure::mismatch(
@@ -302,7 +302,7 @@ pub fn bulk_left(left: i64) -> Result<Verdict, CaseFailure> {
 /// publication of a batch that must be refused.
 fn bulk_unexpected(answer: BulkAnswer, expected: Json) -> Result<Verdict, CaseFailure> {
     match answer {
-        BulkAnswer::Skipped(reason) => Ok(Verdict::NotApplicable(format!(
+        BulkAnswer::Skipped(reason) => Ok(Verdict::Skipped(format!(
             "skipped by the producer: {reason}"
         ))),
         BulkAnswer::Error(msg) => Err(CaseFailure::mismatch(

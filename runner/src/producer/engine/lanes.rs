@@ -159,12 +159,12 @@ impl Session {
                 alone
             }
         };
-        // Inside a case, not applicable only ever means the producer skipped it (a case the
-        // target or the hello rules out never runs: `not_applicable`).
+        // Inside a case only the producer's `skipped` makes it unanswered (a case the target
+        // or the hello rules out never runs: `not_applicable`).
         {
             let mut tallies = lock(&self.tallies);
             let tally = tallies.entry(case.capability().to_owned()).or_default();
-            if matches!(outcome, Ok(Verdict::NotApplicable(_))) {
+            if matches!(outcome, Ok(Verdict::Skipped(_))) {
                 tally.skipped += 1;
             } else {
                 tally.answered += 1;

@@ -62,6 +62,8 @@ impl State {
             .cases
             .iter()
             .any(|c| !matches!(c.status.as_str(), "not_applicable" | "ignored"));
+        // A skipped case of a mandatory feature is a finding though no case failed.
+        let problems = problems || r.coverage().is_some_and(|c| c.mandatory_skips().is_some());
         // The field can only make a badge redder, never greener.
         match (r.verdict.as_str(), problems, checked) {
             ("interrupted", _, _) => Self::Interrupted,
@@ -105,7 +107,20 @@ pub fn of(r: &ReportIn) -> Badge {
     if problems > 0 {
         parts.push(format!("{problems} failed"));
     }
-    if p.level != super::super::NOT_AVAILABLE {
+    // A producer run names the features it checked whole (its first part); a database run
+    // its level.
+    if let Some(coverage) = r.coverage() {
+        let summary = coverage.summary();
+        let whole = summary
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .replace(", ", "+");
+        parts.push(level(&whole));
+        if summary.contains(';') {
+            parts.push("not all checked".to_owned());
+        }
+    } else if p.level != super::super::NOT_AVAILABLE {
         parts.push(level(&p.level));
     }
     if xfail > 0 {
@@ -270,6 +285,60 @@ mod tests {
         let b = of(&report("conformant\u{7}", &["passed"]));
         assert_eq!(b.color, RED, "{b:?}");
         assert!(of(&report("conformant", &["passed"])).color == "#4c1");
+    }
+
+    /// A producer report: `features` on each case and the catalogue counts in its rows.
+    fn producer_report(cases: serde_json::Value, rows: serde_json::Value) -> ReportIn {
+        let mut r = report("conformant", &[]);
+        r.cases = serde_json::from_value(cases).unwrap();
+        r.features = Some(serde_json::from_value(serde_json::json!({"rows": rows})).unwrap());
+        r
+    }
+
+    #[test]
+    fn a_producer_badge_names_its_features_and_a_skipped_core_case_is_red() {
+        let rows = serde_json::json!([
+            {"feature": "ordering-key", "mandatory": true, "cases": 1, "checked": 0,
+             "skipped": 0, "not_applicable": 0, "errored": 0, "checked_whole": true},
+            {"feature": "concurrency-key", "mandatory": true, "cases": 1, "checked": 0,
+             "skipped": 0, "not_applicable": 0, "errored": 0, "checked_whole": true},
+            {"feature": "precedence", "mandatory": true, "cases": 1, "checked": 0,
+             "skipped": 0, "not_applicable": 0, "errored": 0, "checked_whole": true},
+            {"feature": "payload", "mandatory": true, "cases": 1, "checked": 0,
+             "skipped": 0, "not_applicable": 0, "errored": 0, "checked_whole": true},
+            {"feature": "bulk", "mandatory": false, "cases": 2, "checked": 0,
+             "skipped": 0, "not_applicable": 0, "errored": 0, "checked_whole": true}
+        ]);
+        let case = |f: &str, status: &str, skipped: bool| {
+            serde_json::json!({"name": format!("producer::{f}::{status}"), "status": status,
+                               "features": [f], "skipped": skipped})
+        };
+        let all = |ck: serde_json::Value| {
+            serde_json::json!([
+                case("ordering-key", "passed", false),
+                ck,
+                case("precedence", "passed", false),
+                case("payload", "passed", false),
+                case("bulk", "passed", false)
+            ])
+        };
+        // The rows' own `checked_whole` is never believed: the cases are counted.
+        let b = of(&producer_report(
+            all(case("concurrency-key", "passed", false)),
+            rows.clone(),
+        ));
+        assert_eq!(b.message, "conformant · core · not all checked");
+        assert_eq!(b.color, "#4c1");
+        let b = of(&producer_report(
+            all(case("concurrency-key", "not_applicable", true)),
+            rows,
+        ));
+        assert_eq!(b.color, RED, "{b:?}");
+        assert!(
+            b.message
+                .starts_with("nonconformant · ordering-key+precedence+payload"),
+            "{b:?}"
+        );
     }
 
     #[test]

@@ -95,6 +95,44 @@ pub struct ReportIn {
     pub run_errors: Vec<String>,
     /// Every case.
     pub cases: Vec<CaseIn>,
+    /// A producer run's per-feature section; only its catalogue counts are read, what
+    /// happened is counted from the cases ([`ReportIn::coverage`]).
+    #[serde(default)]
+    pub features: Option<FeaturesIn>,
+}
+
+/// The `features` section of a report, as far as the page reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FeaturesIn {
+    /// Per feature, the kit's cases.
+    #[serde(default)]
+    pub rows: Vec<crate::contract::features::FeatureRow>,
+}
+
+impl ReportIn {
+    /// What the report's cases say per feature, counted by the kit's one rule from the cases
+    /// themselves (never from the report's own words), against the catalogue counts its
+    /// `features.rows` give; `None` for a run without producer cases.
+    #[must_use]
+    pub fn coverage(&self) -> Option<crate::contract::features::Coverage> {
+        use crate::contract::features::{Coverage, Fate, Feature};
+        let mut c = Coverage::of_rows(self.features.as_ref().map_or(&[][..], |f| &f.rows));
+        for case in &self.cases {
+            let features: Vec<Feature> = case
+                .features
+                .iter()
+                .filter_map(|f| Feature::from_id(f))
+                .collect();
+            let fate = match case.status.as_str() {
+                "not_applicable" if case.skipped => Fate::Skipped,
+                "not_applicable" | "ignored" => Fate::NotApplicable,
+                "errored" => Fate::Errored,
+                _ => Fate::Checked,
+            };
+            c.add(&features, fate);
+        }
+        (!c.is_empty()).then_some(c)
+    }
 }
 
 /// The provenance fields the page shows.
@@ -143,6 +181,12 @@ pub struct CaseIn {
     /// What the implementation gave.
     #[serde(default)]
     pub actual: Option<Json>,
+    /// The features a producer case checks.
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// The implementation answered `skipped`.
+    #[serde(default)]
+    pub skipped: bool,
 }
 
 /// The statuses a report uses, in the order the page lists them.
@@ -189,6 +233,11 @@ pub struct Implementation {
     pub run_errors: Vec<String>,
     /// Counts per status over all its cases.
     pub totals: BTreeMap<String, u64>,
+    /// A producer run: the features checked whole and those not checked, by the kit's one
+    /// rule over the report's cases (`core, uniqueness; bulk not checked (6 of 13 skipped)`).
+    pub features: Option<String>,
+    /// A producer run: the finding when it skipped cases of mandatory features.
+    pub features_finding: Option<String>,
 }
 
 /// A case the page can drill into: anything not passed and not ignored.
@@ -490,6 +539,8 @@ impl Comparison {
                 provenance,
                 run_errors: r.run_errors.clone(),
                 totals,
+                features: r.coverage().map(|c| c.summary()),
+                features_finding: r.coverage().and_then(|c| c.mandatory_skips()),
             });
             per_impl.push(cells);
             statuses.push(names);

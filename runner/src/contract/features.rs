@@ -1,0 +1,441 @@
+//! The producer features a verdict names, which of them make up the mandatory core, and the
+//! one rule from what happened to each case to what a run may claim (docs/contract.md,
+//! "Features"; ADR 0062).
+//!
+//! Why features and not capabilities: a capability (`enqueue`, `errors`, `bulk`) is what a
+//! producer says it does; a feature is what a case checks. A producer that declares `enqueue`
+//! and skips every concurrency-key request declares the right capability and checks nothing
+//! of ADR-033's concurrency-key routing, and only a per-feature count can say so.
+//!
+//! The rule, in full:
+//! - a case the producer **skipped** (it answered `skipped`) of a mandatory feature fails the
+//!   run, naming the feature and the count: the core is what every producer must do;
+//! - a feature is **checked** only when every case of it in the kit ran (passed or not);
+//!   one skipped, not applicable (the target or the producer's protocol cannot express it, a
+//!   capability not declared), errored or not selected by a filter leaves it "not checked",
+//!   named with its counts;
+//! - the mandatory features, all checked, are named together as `core`.
+//!
+//! Pure: counts in, words out. The CLI's report, the Python bindings' report, the badge and
+//! the page all call it, so none of them can claim more than another.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One producer feature: what a group of cases checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Feature {
+    /// An ordering key routes the job to its enqueue shard (released Awa, ADR-033).
+    OrderingKey,
+    /// A concurrency key: its digest, computed in PostgreSQL, and its shard (ADR-033).
+    ConcurrencyKey,
+    /// Both keys (the ordering key wins) and neither (the rotor): routing precedence.
+    Precedence,
+    /// The stored job is the job asked for: kind, args, tags, metadata, attempts, run_at.
+    Payload,
+    /// The unique key, its states and the claim that refuses a duplicate.
+    Uniqueness,
+    /// A PartitionedQueue's physical queue.
+    Partitions,
+    /// The requests the contract refuses (too long keys, bad unique states, duplicates).
+    Refusals,
+    /// Staged bulk batches (docs/contract.md §14).
+    Bulk,
+}
+
+/// The name the mandatory features go by together when every one of them was checked.
+pub const CORE: &str = "core";
+
+impl Feature {
+    /// Every feature, the mandatory ones first, in the order reports list them.
+    pub const ALL: [Feature; 8] = [
+        Feature::OrderingKey,
+        Feature::ConcurrencyKey,
+        Feature::Precedence,
+        Feature::Payload,
+        Feature::Uniqueness,
+        Feature::Partitions,
+        Feature::Refusals,
+        Feature::Bulk,
+    ];
+
+    /// The stable name in every report (`concurrency-key`).
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Feature::OrderingKey => "ordering-key",
+            Feature::ConcurrencyKey => "concurrency-key",
+            Feature::Precedence => "precedence",
+            Feature::Payload => "payload",
+            Feature::Uniqueness => "uniqueness",
+            Feature::Partitions => "partitions",
+            Feature::Refusals => "refusals",
+            Feature::Bulk => "bulk",
+        }
+    }
+
+    /// The feature named `id`, if there is one.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.id() == id)
+    }
+
+    /// Whether every producer must do it: ADR-033's routing and the stored job.
+    #[must_use]
+    pub fn mandatory(self) -> bool {
+        matches!(
+            self,
+            Feature::OrderingKey | Feature::ConcurrencyKey | Feature::Precedence | Feature::Payload
+        )
+    }
+}
+
+/// What happened to one case of the kit's catalogue in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It ran and was judged (passed, failed, or an expected failure either way).
+    Checked,
+    /// The producer answered `skipped`.
+    Skipped,
+    /// It was never sent: the target, the producer's protocol or its capabilities rule it
+    /// out, or there was no database.
+    NotApplicable,
+    /// The harness could not finish it.
+    Errored,
+}
+
+/// The counts of one feature in a run; what is not counted was not selected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// The kit's cases of the feature (whether selected or not).
+    pub cases: u64,
+    /// Cases that ran and were judged.
+    pub checked: u64,
+    /// Cases the producer skipped.
+    pub skipped: u64,
+    /// Cases never sent (see [`Fate::NotApplicable`]).
+    pub not_applicable: u64,
+    /// Cases the harness could not finish.
+    pub errored: u64,
+}
+
+impl Tally {
+    /// Cases a filter left out.
+    #[must_use]
+    pub fn not_selected(&self) -> u64 {
+        self.cases
+            .saturating_sub(self.checked + self.skipped + self.not_applicable + self.errored)
+    }
+
+    /// Every case of the feature ran and was judged.
+    #[must_use]
+    pub fn whole(&self) -> bool {
+        self.cases > 0 && self.checked >= self.cases
+    }
+
+    /// Why the feature is not checked, e.g. `6 of 13 skipped`, or
+    /// `6 skipped, 2 not applicable, of 13`.
+    fn why_not(&self) -> String {
+        let parts: Vec<String> = [
+            (self.skipped, "skipped"),
+            (self.not_applicable, "not applicable"),
+            (self.errored, "errored"),
+            (self.not_selected(), "not selected"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        match parts.as_slice() {
+            [one] => {
+                let (n, what) = one.split_once(' ').unwrap_or((one, ""));
+                format!("{n} of {} {what}", self.cases)
+            }
+            _ => format!("{}, of {}", parts.join(", "), self.cases),
+        }
+    }
+}
+
+/// One row of the JSON report's `features.rows`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeatureRow {
+    /// [`Feature::id`].
+    pub feature: String,
+    /// [`Feature::mandatory`].
+    pub mandatory: bool,
+    /// The counts.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// Every case of it ran and was judged.
+    pub checked_whole: bool,
+}
+
+/// The per-feature counts of a run, and what they let it claim.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Coverage {
+    tallies: BTreeMap<Feature, Tally>,
+}
+
+impl Coverage {
+    /// The coverage of a run whose catalogue (every case the kit has, selected or not) holds
+    /// these cases, each given by its features; nothing has happened yet.
+    pub fn of_catalogue<'a>(cases: impl IntoIterator<Item = &'a [Feature]>) -> Self {
+        let mut tallies = BTreeMap::new();
+        for features in cases {
+            for f in features {
+                tallies.entry(*f).or_insert_with(Tally::default).cases += 1;
+            }
+        }
+        Self { tallies }
+    }
+
+    /// The coverage with the catalogue counts of a report's rows (`features.rows`), unknown
+    /// feature names ignored: what happened is then counted from the report's cases.
+    #[must_use]
+    pub fn of_rows(rows: &[FeatureRow]) -> Self {
+        let tallies = rows
+            .iter()
+            .filter_map(|r| {
+                Feature::from_id(&r.feature).map(|f| {
+                    (
+                        f,
+                        Tally {
+                            cases: r.tally.cases,
+                            ..Tally::default()
+                        },
+                    )
+                })
+            })
+            .collect();
+        Self { tallies }
+    }
+
+    /// Whether the run had any featured case at all (a producer run).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.tallies.is_empty()
+    }
+
+    /// Count what happened to one case of these features.
+    pub fn add(&mut self, features: &[Feature], fate: Fate) {
+        for f in features {
+            let t = self.tallies.entry(*f).or_default();
+            // A case outside the catalogue (another kit's report) still counts as one.
+            t.cases = t
+                .cases
+                .max(t.checked + t.skipped + t.not_applicable + t.errored + 1);
+            match fate {
+                Fate::Checked => t.checked += 1,
+                Fate::Skipped => t.skipped += 1,
+                Fate::NotApplicable => t.not_applicable += 1,
+                Fate::Errored => t.errored += 1,
+            }
+        }
+    }
+
+    /// What the run checked, and what it did not, in one line:
+    /// `core, uniqueness; bulk not checked (6 of 13 skipped)`.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let mandatory_whole = Feature::ALL
+            .iter()
+            .filter(|f| f.mandatory())
+            .all(|f| self.tallies.get(f).is_some_and(Tally::whole));
+        let mut checked = Vec::new();
+        let mut not = Vec::new();
+        if mandatory_whole {
+            checked.push(CORE.to_owned());
+        }
+        for f in Feature::ALL {
+            if f.mandatory() && mandatory_whole {
+                continue;
+            }
+            match self.tallies.get(&f) {
+                Some(t) if t.whole() => checked.push(f.id().to_owned()),
+                Some(t) => not.push(format!("{} not checked ({})", f.id(), t.why_not())),
+                None if f.mandatory() => {
+                    not.push(format!("{} not checked (no case)", f.id()));
+                }
+                None => {}
+            }
+        }
+        let checked = if checked.is_empty() {
+            "no feature checked whole".to_owned()
+        } else {
+            checked.join(", ")
+        };
+        if not.is_empty() {
+            checked
+        } else {
+            format!("{checked}; {}", not.join(", "))
+        }
+    }
+
+    /// Whether every mandatory feature was checked whole.
+    #[must_use]
+    pub fn core_checked(&self) -> bool {
+        Feature::ALL
+            .iter()
+            .filter(|f| f.mandatory())
+            .all(|f| self.tallies.get(f).is_some_and(Tally::whole))
+    }
+
+    /// The finding when the producer skipped a case of a mandatory feature: the features and
+    /// counts, and the fix. `None` when it skipped none.
+    #[must_use]
+    pub fn mandatory_skips(&self) -> Option<String> {
+        let skipped: Vec<String> = self
+            .tallies
+            .iter()
+            .filter(|(f, t)| f.mandatory() && t.skipped > 0)
+            .map(|(f, t)| format!("{} ({} of {} cases)", f.id(), t.skipped, t.cases))
+            .collect();
+        (!skipped.is_empty()).then(|| {
+            format!(
+                "the producer skipped cases of mandatory features: {}; every producer must \
+                 answer every case of the core (docs/contract.md, \"Features\"): implement them",
+                skipped.join(", ")
+            )
+        })
+    }
+
+    /// The rows of the JSON report, in [`Feature::ALL`] order.
+    #[must_use]
+    pub fn rows(&self) -> Vec<FeatureRow> {
+        Feature::ALL
+            .into_iter()
+            .filter_map(|f| {
+                self.tallies.get(&f).map(|t| FeatureRow {
+                    feature: f.id().to_owned(),
+                    mandatory: f.mandatory(),
+                    tally: *t,
+                    checked_whole: t.whole(),
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Feature::*;
+
+    /// A catalogue of `n` cases of each feature.
+    fn catalogue(rows: &[(Feature, usize)]) -> Coverage {
+        let cases: Vec<Vec<Feature>> = rows
+            .iter()
+            .flat_map(|(f, n)| std::iter::repeat_n(vec![*f], *n))
+            .collect();
+        Coverage::of_catalogue(cases.iter().map(Vec::as_slice))
+    }
+
+    fn full() -> Coverage {
+        catalogue(&[
+            (OrderingKey, 2),
+            (ConcurrencyKey, 2),
+            (Precedence, 2),
+            (Payload, 2),
+            (Uniqueness, 3),
+            (Bulk, 13),
+        ])
+    }
+
+    fn run(c: &mut Coverage, f: Feature, fate: Fate, n: usize) {
+        for _ in 0..n {
+            c.add(&[f], fate);
+        }
+    }
+
+    fn core_checked(c: &mut Coverage) {
+        for f in [OrderingKey, ConcurrencyKey, Precedence, Payload] {
+            run(c, f, Fate::Checked, 2);
+        }
+    }
+
+    #[test]
+    fn the_core_is_named_together_and_a_part_skipped_optional_feature_is_not_checked() {
+        let mut c = full();
+        core_checked(&mut c);
+        run(&mut c, Uniqueness, Fate::Checked, 3);
+        run(&mut c, Bulk, Fate::Checked, 7);
+        run(&mut c, Bulk, Fate::Skipped, 6);
+        assert_eq!(
+            c.summary(),
+            "core, uniqueness; bulk not checked (6 of 13 skipped)"
+        );
+        assert!(c.core_checked());
+        assert_eq!(c.mandatory_skips(), None);
+    }
+
+    #[test]
+    fn a_skipped_mandatory_case_is_a_finding_with_the_feature_and_count() {
+        let mut c = full();
+        for f in [OrderingKey, Precedence, Payload] {
+            run(&mut c, f, Fate::Checked, 2);
+        }
+        c.add(&[ConcurrencyKey], Fate::Checked);
+        c.add(&[ConcurrencyKey], Fate::Skipped);
+        let finding = c.mandatory_skips().unwrap();
+        assert!(
+            finding.contains("mandatory features: concurrency-key (1 of 2 cases)"),
+            "{finding}"
+        );
+        assert!(!c.core_checked());
+        // A case beyond the catalogue (another kit's report) is counted, never lost.
+        c.add(&[ConcurrencyKey], Fate::Skipped);
+        assert!(c.mandatory_skips().unwrap().contains("(2 of 3 cases)"));
+    }
+
+    #[test]
+    fn not_applicable_and_unselected_cases_leave_the_core_unclaimed_without_a_finding() {
+        let mut c = full();
+        run(&mut c, OrderingKey, Fate::Checked, 2);
+        run(&mut c, ConcurrencyKey, Fate::NotApplicable, 2);
+        run(&mut c, Precedence, Fate::Checked, 2);
+        run(&mut c, Payload, Fate::Checked, 1);
+        run(&mut c, Uniqueness, Fate::Errored, 1);
+        assert_eq!(c.mandatory_skips(), None);
+        assert!(!c.core_checked());
+        assert_eq!(
+            c.summary(),
+            "ordering-key, precedence; concurrency-key not checked (2 of 2 not applicable), \
+             payload not checked (1 of 2 not selected), uniqueness not checked (1 errored, \
+             2 not selected, of 3), bulk not checked (13 of 13 not selected)"
+        );
+    }
+
+    #[test]
+    fn a_run_without_a_mandatory_feature_in_its_catalogue_never_claims_the_core() {
+        let mut c = catalogue(&[(Bulk, 1)]);
+        c.add(&[Bulk], Fate::Checked);
+        assert!(!c.core_checked());
+        assert!(c
+            .summary()
+            .starts_with("bulk; ordering-key not checked (no case)"));
+        assert_eq!(
+            Coverage::default().summary(),
+            "no feature checked whole; ordering-key not checked (no case), concurrency-key not \
+             checked (no case), precedence not checked (no case), payload not checked (no case)"
+        );
+    }
+
+    #[test]
+    fn rows_round_trip_their_catalogue_and_ids_are_stable() {
+        let mut c = full();
+        core_checked(&mut c);
+        let rows = c.rows();
+        assert_eq!(rows[0].feature, "ordering-key");
+        assert!(rows[0].mandatory && rows[0].checked_whole);
+        let again = Coverage::of_rows(&rows);
+        assert_eq!(again.tallies[&Bulk].cases, 13);
+        assert_eq!(again.tallies[&Bulk].checked, 0);
+        for f in Feature::ALL {
+            assert_eq!(Feature::from_id(f.id()), Some(f));
+        }
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(json["not_applicable"], 0);
+        assert_eq!(json["checked_whole"], true);
+    }
+}

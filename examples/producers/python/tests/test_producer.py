@@ -471,6 +471,8 @@ MUTANTS: dict[str, Any] = {
     "drop_sqlstate": lambda p, db: judge_refusals(p, db, client_checks=True),
     # Skipped, not refused: the runner's producer::coverage catches it too (scripts/test.sh).
     "skip_refusals": lambda p, db: judge_refusals(p, db, client_checks=True),
+    # Skipped, not stored: the runner fails it on the features rule (scripts/test.sh).
+    "skip_concurrency_keys": lambda p, db: judge_routing(p, db, vectors("routing_precedence")),
     "drop_tags": judge_payload,
     "drop_metadata": judge_payload,
 }

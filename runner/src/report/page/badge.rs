@@ -107,8 +107,10 @@ pub fn of(r: &ReportIn) -> Badge {
     if problems > 0 {
         parts.push(format!("{problems} failed"));
     }
-    // A producer run names the features it checked whole (its first part); a database run
-    // its level.
+    if p.level != super::super::NOT_AVAILABLE {
+        parts.push(level(&p.level));
+    }
+    // A producer run also names the features it checked whole, and says when some were not.
     if let Some(coverage) = r.coverage() {
         let summary = coverage.summary();
         let whole = summary
@@ -116,12 +118,10 @@ pub fn of(r: &ReportIn) -> Badge {
             .next()
             .unwrap_or_default()
             .replace(", ", "+");
-        parts.push(level(&whole));
+        parts.push(level(&format!("producer {whole}")));
         if summary.contains(';') {
             parts.push("not all checked".to_owned());
         }
-    } else if p.level != super::super::NOT_AVAILABLE {
-        parts.push(level(&p.level));
     }
     if xfail > 0 {
         parts.push(format!("xfail {xfail}"));
@@ -327,7 +327,10 @@ mod tests {
             all(case("concurrency-key", "passed", false)),
             rows.clone(),
         ));
-        assert_eq!(b.message, "conformant · core · not all checked");
+        assert_eq!(
+            b.message,
+            "conformant · core+uniqueness · producer core · not all checked"
+        );
         assert_eq!(b.color, "#4c1");
         let b = of(&producer_report(
             all(case("concurrency-key", "not_applicable", true)),
@@ -335,8 +338,9 @@ mod tests {
         ));
         assert_eq!(b.color, RED, "{b:?}");
         assert!(
-            b.message
-                .starts_with("nonconformant · ordering-key+precedence+payload"),
+            b.message.starts_with(
+                "nonconformant · core+uniqueness · producer ordering-key+precedence+payload"
+            ),
             "{b:?}"
         );
     }

@@ -284,12 +284,12 @@ pub struct RunArgs {
     )]
     pub producer_dsn: Option<String>,
 
-    /// Let the producer's sessions keep the server's defaults. By default the run's login
-    /// starts every session with TimeZone Asia/Kathmandu (UTC+05:45), DateStyle "SQL, DMY"
-    /// and IntervalStyle iso_8601, so a producer whose stored job depends on its session's
-    /// settings fails (docs/contract.md §12.4); the report's provenance names them.
-    #[arg(long, requires = "producer", help_heading = "Producers")]
-    pub plain_producer_sessions: bool,
+    /// Let the producer's sessions and the SQL suites' calls keep the server's defaults. By
+    /// default both call the functions under test with TimeZone Asia/Kathmandu (UTC+05:45),
+    /// DateStyle "SQL, DMY" and IntervalStyle iso_8601, so a stored job that depends on the
+    /// caller's session fails (docs/contract.md §12.4); the report's provenance names them.
+    #[arg(long)]
+    pub plain_sessions: bool,
 
     /// Stop the run (exit 6, the rest not run) when the producer times out (--adapter-timeout)
     /// on this many requests in a row: a producer that hangs on every request would
@@ -371,7 +371,6 @@ impl RunArgs {
             timeout: self.adapter_timeout(),
             max_consecutive_timeouts: self.max_consecutive_timeouts,
             validate: self.validate_producer,
-            plain_sessions: self.plain_producer_sessions,
         })
     }
 }

@@ -1069,6 +1069,23 @@ fn mutants() -> Vec<Mutant> {
             must_fail: &["sql::payload::"],
         },
         Mutant {
+            name: "run_at_in_the_callers_zone",
+            class: PAYLOAD,
+            what: "insert_job stores run_at as UTC wall-clock time read in the caller's time zone",
+            apply: |s| {
+                patch_insert_job(
+                    s,
+                    &[(
+                        "COALESCE(p_run_at, v_now), v_now",
+                        "(COALESCE(p_run_at, v_now) AT TIME ZONE 'UTC')::timestamptz, v_now",
+                    )],
+                );
+            },
+            // Right only in a UTC session: the suites call under CALLER_SETTINGS (§12.4).
+            killed_by: &["function", "rejection", "rotor", "width", "privilege", "payload"],
+            must_fail: &["sql::payload::"],
+        },
+        Mutant {
             name: "kind_case_folded",
             class: PAYLOAD,
             what: "insert_job stores the kind lower-cased",

@@ -362,7 +362,7 @@ fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
 /// docs/contract.md §12.4: the producer's sessions start with non-default settings (a time
 /// zone 5 h 45 min from UTC, day-first dates), so a producer whose stored `run_at` depends on
 /// its session fails at the payload; the provenance names the settings. With
-/// `--plain-producer-sessions` the server's defaults stay, and (on a UTC server) the same
+/// `--plain-sessions` the server's defaults stay, and (on a UTC server) the same
 /// mistakes go unseen: the settings are what catch them.
 fn session_dependent_run_at_fails_under_the_runs_session_settings() {
     let s = Scratch::install(&dsn(), "prod_tz");
@@ -400,14 +400,14 @@ fn session_dependent_run_at_fails_under_the_runs_session_settings() {
             &[
                 "--producer",
                 &cmd,
-                "--plain-producer-sessions",
+                "--plain-sessions",
                 "producer::payload::",
             ],
         );
         assert!(report["provenance"]["extra"]["producer_session"]
             .as_str()
             .unwrap()
-            .contains("--plain-producer-sessions"));
+            .contains("--plain-sessions"));
         if utc_server {
             assert_eq!(
                 out.status.code(),

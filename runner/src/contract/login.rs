@@ -31,35 +31,6 @@ pub fn queue_base(db: &DbSetup) -> String {
     format!("{}_priv", db.prefix())
 }
 
-/// The settings every session of the run's login starts with (`ALTER ROLE … SET`), so a
-/// producer is checked in the environment producers really run in, not the server's defaults
-/// (docs/contract.md §12.4). Each changes what a careless producer stores: a `run_at` written
-/// without its offset is read in a time zone 5 h 45 min from UTC (not a whole hour, so an
-/// hour-rounding fix does not hide it), a date written month first is read day first, and an
-/// interval read back as text is in another form. The runner's own sessions pin their own
-/// values (`pg::SESSION_SETTINGS`), so none of this reaches its reads.
-pub const PRODUCER_SESSION_SETTINGS: [(&str, &str); 3] = [
-    ("TimeZone", "Asia/Kathmandu"),
-    ("DateStyle", "SQL, DMY"),
-    ("IntervalStyle", "iso_8601"),
-];
-
-/// The provenance value that says which settings the producer's sessions had.
-#[must_use]
-pub fn producer_session_provenance(db: &DbSetup) -> String {
-    if db
-        .plain_producer_sessions
-        .load(std::sync::atomic::Ordering::SeqCst)
-    {
-        return "the server's defaults (--plain-producer-sessions)".to_owned();
-    }
-    PRODUCER_SESSION_SETTINGS
-        .iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 /// Setup as the runner's role; `Ok(Err(reason))` = not applicable.
 async fn create_role(
     admin: &Client,
@@ -94,12 +65,10 @@ async fn create_role(
         "CREATE ROLE {role} LOGIN INHERIT PASSWORD '{password}'; GRANT {} TO {role}",
         quote_ident(&db.producer_role)
     );
-    if !db
-        .plain_producer_sessions
-        .load(std::sync::atomic::Ordering::SeqCst)
-    {
-        // Constants of the kit, ASCII, with no quote in them: literals are safe here.
-        for (name, value) in PRODUCER_SESSION_SETTINGS {
+    if !db.plain() {
+        // Every session of the login starts with the callers' settings (docs/contract.md
+        // §12.4). Constants of the kit, ASCII, with no quote in them: literals are safe here.
+        for (name, value) in super::target::CALLER_SETTINGS {
             sql.push_str(&format!("; ALTER ROLE {role} SET {name} TO '{value}'"));
         }
     }

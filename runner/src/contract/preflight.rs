@@ -272,7 +272,7 @@ pub async fn preflight(
                     server_version,
                     compat: Some(released),
                     producer: std::sync::Mutex::new(None),
-                    plain_producer_sessions: std::sync::atomic::AtomicBool::new(false),
+                    plain_sessions: std::sync::atomic::AtomicBool::new(false),
                     liveness: None,
                 });
             }
@@ -360,7 +360,7 @@ pub async fn preflight(
         server_version,
         compat: None,
         producer: std::sync::Mutex::new(None),
-        plain_producer_sessions: std::sync::atomic::AtomicBool::new(false),
+        plain_sessions: std::sync::atomic::AtomicBool::new(false),
         liveness: None,
     })
 }

@@ -75,15 +75,66 @@ pub struct DbSetup {
     pub compat: Option<Released>,
     /// The least-privilege login role's door, set up by the first case that needs it.
     pub(super) producer: std::sync::Mutex<Option<Producer>>,
-    /// The login's sessions keep the server's defaults instead of
-    /// [`super::login::PRODUCER_SESSION_SETTINGS`] (`--plain-producer-sessions`).
-    pub plain_producer_sessions: std::sync::atomic::AtomicBool,
+    /// The producer's sessions and the suites' calls keep the server's defaults instead of
+    /// [`CALLER_SETTINGS`] (`--plain-sessions`).
+    pub plain_sessions: std::sync::atomic::AtomicBool,
     /// A session holding this run's advisory lock: while it lives, the leftovers sweep of
     /// concurrent runs leaves this run's rows and role alone.
     pub(super) liveness: Option<tokio_postgres::Client>,
 }
 
+/// The settings the calls of the functions under test are made with, by the producer's
+/// sessions (the run's login starts with them) and by the SQL suites (`SET LOCAL` in each
+/// case's transaction), so a stored value that depends on the caller's session fails
+/// (docs/contract.md §12.4): a time zone 5 h 45 min from UTC (not a whole hour, so an
+/// hour-rounding fix does not hide it), dates day first, intervals in ISO 8601. The runner's
+/// own reads write every value they compare in an explicit form (`to_char … AT TIME ZONE
+/// 'UTC'`), so they are unaffected; its sessions otherwise pin `pg::SESSION_SETTINGS`.
+pub const CALLER_SETTINGS: [(&str, &str); 3] = [
+    ("TimeZone", "Asia/Kathmandu"),
+    ("DateStyle", "SQL, DMY"),
+    ("IntervalStyle", "iso_8601"),
+];
+
 impl DbSetup {
+    /// Whether calls keep the server's defaults (`--plain-sessions`).
+    #[must_use]
+    pub fn plain(&self) -> bool {
+        self.plain_sessions
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The `SET LOCAL` statements that put a suite's transaction under [`CALLER_SETTINGS`];
+    /// `None` with `--plain-sessions`, and on released Awa, whose functions are ground truth
+    /// as released and are checked as their producers call them.
+    #[must_use]
+    pub fn caller_settings_local(&self) -> Option<String> {
+        if self.plain() || self.compat.is_some() {
+            return None;
+        }
+        // Constants of the kit, ASCII, with no quote in them: literals are safe here.
+        Some(
+            CALLER_SETTINGS
+                .iter()
+                .map(|(name, value)| format!("SET LOCAL {name} TO '{value}'"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    }
+
+    /// The provenance value naming the settings the calls were made with.
+    #[must_use]
+    pub fn caller_settings_provenance(&self) -> String {
+        if self.plain() {
+            return "the server's defaults (--plain-sessions)".to_owned();
+        }
+        CALLER_SETTINGS
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// The prefix of every run-scoped name (queues, roles).
     #[must_use]
     pub fn prefix(&self) -> String {

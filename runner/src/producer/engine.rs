@@ -584,8 +584,15 @@ impl Session {
                     // BEGIN, the call and ROLLBACK pipelined: one round trip, run in this order
                     // (each is sent on its first poll, and join3 polls them in order).
                     None => {
+                        // The reference is called as the producer's sessions call it
+                        // (docs/contract.md §12.4): a session-dependent insert_job is the
+                        // database's finding, before the producer's answer is judged.
+                        let begin = self
+                            .db
+                            .caller_settings_local()
+                            .map_or_else(|| "BEGIN".to_owned(), |s| format!("BEGIN; {s}"));
                         let (begun, observed, rolled_back) = futures_util::future::join3(
-                            client.batch_execute("BEGIN"),
+                            client.batch_execute(&begin),
                             async { call::insert(client, &st, call).await.map(|i| i.observed()) },
                             client.batch_execute("ROLLBACK"),
                         )

@@ -59,7 +59,7 @@ pub use crate::protocol::{EnqueueAnswer, EnqueueRequest, Hello, DSN_ENV};
 use engine::{fit_lanes, Pipeline};
 
 /// The provenance key naming the session settings the producer's login starts with
-/// (`contract::login::PRODUCER_SESSION_SETTINGS`).
+/// (`contract::target::CALLER_SETTINGS`).
 pub const SESSION_PROVENANCE: &str = "producer_session";
 
 /// The `suite` of every producer trial, and the first segment of its name.
@@ -213,8 +213,6 @@ pub struct Launch {
     pub max_consecutive_timeouts: u32,
     /// `--validate-producer`: the protocol smoke test only.
     pub validate: bool,
-    /// `--plain-producer-sessions`: the run's login keeps the server's session defaults.
-    pub plain_sessions: bool,
 }
 
 impl std::fmt::Debug for Launch {
@@ -584,13 +582,11 @@ pub fn run_trials(
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
-    db.plain_producer_sessions
-        .store(launch.plain_sessions, std::sync::atomic::Ordering::SeqCst);
     let (dsn, login) = producer_dsn(launch, db);
     ctx.set_provenance(
         SESSION_PROVENANCE,
         if login.run_scoped.is_some() {
-            crate::contract::login::producer_session_provenance(db)
+            db.caller_settings_provenance()
         } else {
             "not set by the kit: the producer logs in as --producer-dsn or the run's own role"
                 .to_owned()

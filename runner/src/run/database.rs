@@ -78,6 +78,10 @@ pub(super) fn open(plan: &Plan, args: &RunArgs) -> Result<Database, Error> {
     }
 }
 
+/// The provenance key naming the settings the suites' calls were made with (docs/contract.md
+/// §12.4).
+pub(super) const CALLERS_PROVENANCE: &str = "caller_session";
+
 /// Find or start the database and preflight the contract schema.
 fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Error> {
     let dsn = Dsn::resolve(args.db.dsn.as_deref())?;
@@ -128,6 +132,10 @@ fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Erro
         args.producer.is_some(),
         args.allow_untested_server,
     )?;
+    setup
+        .plain_sessions
+        .store(args.plain_sessions, std::sync::atomic::Ordering::SeqCst);
+    ctx.set_provenance(CALLERS_PROVENANCE, setup.caller_settings_provenance());
     Ok(Database {
         setup: Some(setup),
         cluster,

@@ -111,8 +111,14 @@ pub(super) fn rolled_back_on<T>(
     pg.block_on(async {
         let mut pooled = pg.pooled().await.map_err(harness)?;
         let client = pooled.get().map_err(harness)?;
+        // Every call in the case is made as a producer's session would make it
+        // (docs/contract.md §12.4); ROLLBACK ends the SET LOCALs with the transaction.
+        let begin = match db.caller_settings_local() {
+            Some(settings) => format!("BEGIN; {settings}"),
+            None => "BEGIN".to_owned(),
+        };
         client
-            .batch_execute("BEGIN")
+            .batch_execute(&begin)
             .await
             .map_err(|e| query_fail(db, "BEGIN", &e))?;
         let out = f(client).await;

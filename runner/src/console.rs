@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::Error;
@@ -56,7 +56,7 @@ impl Gate {
     }
 
     fn close(&self) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        *crate::sync::lock(&self.0) = false;
     }
 }
 
@@ -174,7 +174,7 @@ fn copy(
             continue;
         }
         let text = rewrite(&line, |name| ctx.is_expected_failure(name));
-        let may_write = gate.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let may_write = crate::sync::lock(&gate.0);
         if !*may_write {
             // The run has moved on (finish or drop): drain only.
             open = false;

@@ -11,7 +11,7 @@
 //! between runs or after a run stopped (cleanup and reports are bounded, so a second Ctrl-C
 //! need not cut them short).
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
 use crate::exit;
 
@@ -76,21 +76,17 @@ static WATCHER: OnceLock<Result<(), String>> = OnceLock::new();
 /// A message when the signal watcher cannot be installed (no runtime, no signal support).
 pub fn on_signal(handler: impl Fn(StopReason) + Send + 'static) -> Result<(), String> {
     WATCHER.get_or_init(install).clone()?;
-    *CURRENT.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(handler));
+    *crate::sync::lock(&CURRENT) = Some(Box::new(handler));
     Ok(())
 }
 
 /// Stop routing signals to the current run (they are then ignored).
 pub fn clear() {
-    *CURRENT.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    *crate::sync::lock(&CURRENT) = None;
 }
 
 fn deliver(reason: StopReason) {
-    if let Some(handler) = CURRENT
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
-    {
+    if let Some(handler) = crate::sync::lock(&CURRENT).as_ref() {
         handler(reason);
     }
 }

@@ -29,6 +29,7 @@ pub mod run;
 pub mod schema_install;
 pub mod shorten;
 pub mod suites;
+pub mod sync;
 pub mod timings;
 pub mod vector_set;
 

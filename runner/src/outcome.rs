@@ -26,7 +26,7 @@
 use crate::redact::{redact_json, redact_secrets};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
@@ -332,10 +332,8 @@ pub struct RunContext {
     features: Mutex<BTreeMap<String, Vec<Feature>>>,
 }
 
-/// Lock a mutex even if a panicking check poisoned it: results already pushed stay valid.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+// Results already pushed stay valid when a panicking check poisoned the lock.
+use crate::sync::lock;
 
 impl RunContext {
     /// A context applying `expected`, running checks inline without a time bound.

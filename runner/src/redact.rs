@@ -22,7 +22,7 @@
 //! report, and every database error ([`crate::pg::Dsn::scrub`]).
 
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 /// The text that replaces a secret.
 const MASK: &str = "***";
@@ -32,7 +32,7 @@ static KNOWN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// `text` with every known secret and every password-shaped part replaced by `***`.
 pub fn redact_secrets(text: &str) -> String {
-    let known = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = crate::sync::lock(&KNOWN);
     let mut out = text.to_owned();
     for secret in known.iter() {
         if out.contains(secret.as_str()) {
@@ -108,7 +108,7 @@ pub fn remember(secret: &str) {
     if secret.is_empty() || secret == MASK {
         return;
     }
-    let mut known = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut known = crate::sync::lock(&KNOWN);
     if !known.iter().any(|k| k == secret) {
         known.push(secret.to_owned());
         known.sort_by_key(|k| std::cmp::Reverse(k.len()));

@@ -23,7 +23,7 @@
 
 use awa_conformance_vectors::to_hex as hex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -240,9 +240,7 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::sync::lock;
 
 impl Session {
     /// Start a session: ask the producer for its hello (it must declare `enqueue`).

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::process::ChildStdin;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Producer, ProducerFault};
@@ -84,7 +84,7 @@ impl Routes {
 }
 
 fn routes(m: &Mutex<Routes>) -> std::sync::MutexGuard<'_, Routes> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::sync::lock(m)
 }
 
 /// A request sent and not answered yet: waiting for it needs no access to the producer, so

@@ -83,7 +83,7 @@ impl Session {
         // The requests in flight beside this case while it ran (at its start and its end).
         let mut beside_it = std::collections::BTreeSet::new();
         if beside {
-            let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
+            let shared = crate::sync::read(&self.gate);
             inner.alone = false;
             inner.strays_seen = false;
             inner.doubt = false;
@@ -132,7 +132,7 @@ impl Session {
         let outcome = match outcome {
             Some(out) => out,
             None => {
-                let _alone = self.gate.write().unwrap_or_else(PoisonError::into_inner);
+                let _alone = crate::sync::write(&self.gate);
                 inner.alone = true;
                 // Alone, every row of the run's login is the case's: none of another may wait.
                 timed(&mut inner, Phase::Sweep, |i| self.sweep_unswept(i, 1))?;

@@ -295,6 +295,10 @@ pub struct CaseResult {
     /// The implementation answered `skipped` (status `not_applicable`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// A producer case's own output while it ran (its stderr lines naming the case's request
+    /// or no case), the tail of it, passed or failed; absent when it wrote none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 impl CaseResult {
@@ -330,6 +334,8 @@ pub struct RunContext {
     timings: Mutex<Option<crate::timings::TimingsSection>>,
     /// Every featured case of the kit's catalogue (selected or not), by name.
     features: Mutex<BTreeMap<String, Vec<Feature>>>,
+    /// Output attached to a case before its result is recorded, by name.
+    outputs: Mutex<BTreeMap<String, String>>,
 }
 
 // Results already pushed stay valid when a panicking check poisoned the lock.
@@ -442,6 +448,7 @@ impl RunContext {
                     duration_ms: 0.0,
                     features: Vec::new(),
                     skipped: false,
+                    output: None,
                 });
                 return Ok(Completion::ignored_with(why));
             }
@@ -523,6 +530,11 @@ impl RunContext {
         coverage
     }
 
+    /// Attach `output` to the case `name`, whose result is recorded next.
+    pub fn attach_output(&self, name: &str, output: String) {
+        lock(&self.outputs).insert(name.to_owned(), output);
+    }
+
     /// The expected-failures list this run applies.
     pub fn expected_failures(&self) -> &ExpectedFailures {
         &self.expected
@@ -550,6 +562,7 @@ impl RunContext {
                 duration_ms: 0.0,
                 features: Vec::new(),
                 skipped: false,
+                output: None,
             });
             Ok(Completion::ignored_with(reason))
         })
@@ -587,6 +600,7 @@ impl RunContext {
             duration_ms,
             features: Vec::new(),
             skipped: false,
+            output: None,
         };
         let (result, completion) = match (outcome, listed) {
             (Ok(Verdict::NotApplicable(reason)), _) => (
@@ -664,6 +678,10 @@ impl RunContext {
         if let Some(features) = lock(&self.features).get(&result.name) {
             result.features = features.iter().map(|f| f.id()).collect();
         }
+        // Through the masking door below, as the message is.
+        result.output = lock(&self.outputs)
+            .remove(&result.name)
+            .map(|o| redact_secrets(&o));
         // Every result passes the masking door once, here: the reports, the baseline and the
         // Python API all read results from this list, so none of them can show a password a
         // producer or the server echoed.

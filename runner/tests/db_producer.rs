@@ -864,6 +864,29 @@ fn several_in_flight_keep_every_verdict() {
     let passed = cases_with(&report, "passed");
     assert_eq!(passed, cases_with(&one, "passed"));
     assert!(passed.len() >= 20, "{passed:?}");
+    // Each passed case keeps its own producer output, with four in flight too: the line the
+    // test producer writes for its request names the case, and no other case's line is there.
+    for r in [&report, &one] {
+        for case in r["cases"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            if case["status"] != "passed" || name == "producer::coverage" {
+                continue;
+            }
+            let output = case["output"].as_str().unwrap_or_default();
+            assert!(
+                output.contains(&format!(" for {name}")),
+                "{name}: its output lacks its own request: {output:?}"
+            );
+            let others: Vec<&str> = output
+                .lines()
+                .filter(|l| l.contains(" for ") && !l.ends_with(&format!(" for {name}")))
+                .collect();
+            assert!(
+                others.is_empty(),
+                "{name}: lines of other cases: {others:?}"
+            );
+        }
+    }
     assert_clean(&s);
 
     let victim = passed

@@ -33,7 +33,7 @@ use crate::pg::{Cached, Statements};
 
 use super::cases::{Case, Kind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
-use super::{Producer, ProducerFault};
+use super::{Producer, ProducerFault, SUITE};
 use crate::contract::call::{self, CompatCall, InsertJob};
 use crate::contract::expect::Payload;
 use crate::contract::judge::answer::{self, ReadBack, ReferenceProblem};
@@ -227,6 +227,11 @@ pub struct Session {
     /// Cases that failed beside others and passed alone: another request in flight touched
     /// their rows, and which one cannot be told (judged by [`Self::coverage`]).
     unattributed: Mutex<Vec<String>>,
+    /// Each finished case's own producer output (its tail, [`exchange::OUTPUT_KEPT`] bytes),
+    /// until its trial takes it for the report ([`Session::take_output`]).
+    outputs: Mutex<std::collections::HashMap<String, String>>,
+    /// Lines another request in flight named, kept for the case that request belongs to.
+    unclaimed: Mutex<Vec<String>>,
 }
 
 /// Whether the run was asked to stop.
@@ -296,6 +301,8 @@ impl Session {
             stopped: Mutex::new(None),
             unswept: Mutex::new(Unswept::default()),
             unattributed: Mutex::new(Vec::new()),
+            outputs: Mutex::new(std::collections::HashMap::new()),
+            unclaimed: Mutex::new(Vec::new()),
         }))
     }
 
@@ -306,6 +313,39 @@ impl Session {
 
     fn stopping(&self) -> bool {
         lock(&self.stopped).as_ref().is_some_and(|f| f())
+    }
+
+    /// The producer output kept for `case` (bounded), once: for its trial to record.
+    #[must_use]
+    pub fn take_output(&self, case: &str) -> Option<String> {
+        lock(&self.outputs).remove(case)
+    }
+
+    /// Of the output `taken` while `case` ran, the lines that are the case's: those naming
+    /// its request (the request carries the case's name, so a producer ties its log lines to
+    /// it by writing the name), those named by nobody, and those an earlier case took that
+    /// name it. Lines naming another case are kept back for that case.
+    fn own_output(&self, case: &str, taken: &str) -> String {
+        let mut unclaimed = lock(&self.unclaimed);
+        let mut own: Vec<String> = Vec::new();
+        unclaimed.retain(|line| {
+            let mine = exchange::names_case(line, case);
+            if mine {
+                own.push(line.clone());
+            }
+            !mine
+        });
+        for line in taken.lines() {
+            if exchange::names_case(line, case) || !line.contains(&format!("{SUITE}::")) {
+                own.push(line.to_owned());
+            } else {
+                unclaimed.push(line.to_owned());
+            }
+        }
+        // Lines naming a case that never takes them (not selected, already finished) go.
+        let excess = unclaimed.len().saturating_sub(exchange::UNCLAIMED_KEPT);
+        unclaimed.drain(..excess);
+        own.join("\n")
     }
 
     /// The producer's hello (the latest, after a restart).
@@ -440,9 +480,13 @@ impl Session {
                 self.cleanup(i, std::slice::from_ref(&scope), plan.lock)
             })
         };
-        // Beside other cases the producer's stderr may be theirs too: attached all the same,
-        // it is only shown with a failure.
-        let stderr = lock(&self.producer).producer.take_diagnostics();
+        // The producer's output while the case ran: its own lines (those naming the case's
+        // request, and the unnamed ones), kept with the case whether it passed or failed.
+        let taken = lock(&self.producer).producer.take_diagnostics();
+        let stderr = self.own_output(&case.name, &taken);
+        if !stderr.trim().is_empty() {
+            lock(&self.outputs).insert(case.name.clone(), exchange::tail(&stderr));
+        }
         let outcome = match (outcome, cleanup) {
             (Ok(_), Err(e)) => Err(e),
             (o, _) => o,

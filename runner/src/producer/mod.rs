@@ -345,6 +345,9 @@ pub fn check(
             Some(why) => Ok(Verdict::NotApplicable(why)),
             None => session.run(&case),
         };
+        if let Some(output) = session.take_output(&name) {
+            ctx.attach_output(&name, output);
+        }
         ctx.record(
             SUITE,
             name,
@@ -428,9 +431,16 @@ pub fn trials(
             // Inline, not on a case thread: the producer's lanes are shared, so a case waiting
             // for a lane must not count that wait against its own --case-timeout; every wait
             // inside is bounded (enqueue timeout, lock_timeout, statement_timeout).
-            ctx.pure_trial(SUITE, name, move || match pipeline {
-                Some(p) => p.verdict(&case),
-                None => session.run(&case),
+            let ctx_for_output = Arc::clone(ctx);
+            ctx.pure_trial(SUITE, name, move || {
+                let verdict = match pipeline {
+                    Some(p) => p.verdict(&case),
+                    None => session.run(&case),
+                };
+                if let Some(output) = session.take_output(&case.name) {
+                    ctx_for_output.attach_output(&case.name, output);
+                }
+                verdict
             })
         })
         .collect()

@@ -232,6 +232,7 @@ mod tests {
             duration_ms: 1.0,
             features: Vec::new(),
             skipped: false,
+            output: None,
         }
     }
 

@@ -190,6 +190,7 @@ mod tests {
             duration_ms: 1.0,
             features: Vec::new(),
             skipped: false,
+            output: None,
         };
         let cases = vec![
             case(

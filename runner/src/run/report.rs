@@ -351,6 +351,7 @@ mod tests {
             duration_ms: 0.0,
             features: Vec::new(),
             skipped: false,
+            output: None,
         }
     }
 

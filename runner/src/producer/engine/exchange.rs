@@ -10,6 +10,30 @@ use super::*;
 
 /// How much of the producer's stderr a case message carries (the JSON report too).
 pub(super) const STDERR_IN_MESSAGE: usize = 4096;
+/// At most this many bytes of a case's own producer output are kept in the report (its tail).
+pub(super) const OUTPUT_KEPT: usize = 2048;
+/// At most this many lines naming other cases wait for them.
+pub(super) const UNCLAIMED_KEPT: usize = 2000;
+
+/// The last [`OUTPUT_KEPT`] bytes of `text`, cut at a character boundary.
+pub(super) fn tail(text: &str) -> String {
+    let text = text.trim_end();
+    let start = text.len().saturating_sub(OUTPUT_KEPT);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len());
+    text.get(start..).unwrap_or_default().to_owned()
+}
+
+/// Whether `line` names the case `case` itself, not only a longer name it begins
+/// (`…::cj-1` in `…::cj-1::unique`).
+pub(super) fn names_case(line: &str, case: &str) -> bool {
+    line.match_indices(case).any(|(at, _)| {
+        line.get(at + case.len()..)
+            .and_then(|rest| rest.chars().next())
+            .is_none_or(|c| !(c == ':' || c == '-' || c == '_' || c.is_alphanumeric()))
+    })
+}
 
 /// Called once, with the message, when the producer has timed out on the limit of requests
 /// in a row ([`Session::limit_timeouts`]): the caller stops the run.
@@ -180,4 +204,28 @@ pub(super) fn with_stderr(message: &str, stderr: &str) -> String {
         "{message}\n  producer stderr:\n{}",
         stderr.get(start..).unwrap_or("")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_names_a_case_only_as_a_whole_name() {
+        let case = "producer::payload::cj-1";
+        assert!(names_case("request 3 for producer::payload::cj-1", case));
+        assert!(names_case("{\"case\":\"producer::payload::cj-1\"} done", case));
+        assert!(!names_case("request 4 for producer::payload::cj-1::unique", case));
+        assert!(!names_case("request 5 for producer::payload::cj-10", case));
+        assert!(!names_case("no case here", case));
+    }
+
+    #[test]
+    fn the_kept_output_is_the_tail_cut_at_a_character() {
+        let long = format!("{}é{}", "a".repeat(3000), "b".repeat(2047));
+        let kept = tail(&long);
+        assert!(kept.len() <= OUTPUT_KEPT && kept.ends_with('b'));
+        assert!(kept.chars().all(|c| c == 'b'), "the cut never splits é");
+        assert_eq!(tail("short\n"), "short");
+    }
 }

@@ -749,6 +749,61 @@ impl Dsn {
         parts.join(" ")
     }
 
+    /// The same login as a `postgres://` URL with the password (for a child process's
+    /// environment only: a producer's `AWA_CONFORMANCE_DSN_URL`; never print it), for drivers
+    /// that open URLs only (asyncpg, node-postgres's `connectionString`): user, password,
+    /// the first host (a Unix socket directory as the `host` parameter), port, dbname,
+    /// sslmode and the user's `options`, every part percent-encoded.
+    #[must_use]
+    pub fn url(&self) -> String {
+        use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+        // RFC 3986's unreserved characters stay as they are; everything else is encoded.
+        const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+            .remove(b'-')
+            .remove(b'.')
+            .remove(b'_')
+            .remove(b'~');
+        let enc = |v: &str| utf8_percent_encode(v, COMPONENT).to_string();
+        let c = &self.config;
+        let mut query = vec![format!("sslmode={}", self.tls.mode.as_str())];
+        let port = c.get_ports().first().copied();
+        let (host, port) = match c.get_hosts().first() {
+            // An IPv6 address goes in brackets, as a URL host must.
+            Some(Host::Tcp(h)) if h.contains(':') => (
+                format!("[{h}]"),
+                port.map_or_else(String::new, |p| format!(":{p}")),
+            ),
+            Some(Host::Tcp(h)) => (enc(h), port.map_or_else(String::new, |p| format!(":{p}"))),
+            // libpq's documented form for a socket directory: host and port as parameters.
+            Some(Host::Unix(dir)) => {
+                query.push(format!("host={}", enc(&dir.display().to_string())));
+                if let Some(p) = port {
+                    query.push(format!("port={p}"));
+                }
+                (String::new(), String::new())
+            }
+            None => (String::new(), String::new()),
+        };
+        let user = c.get_user().map(enc).unwrap_or_default();
+        let password = self
+            .password
+            .as_deref()
+            .map_or_else(String::new, |pw| format!(":{}", enc(pw)));
+        let at = if user.is_empty() && password.is_empty() {
+            ""
+        } else {
+            "@"
+        };
+        if let Some(options) = &self.user_options {
+            query.push(format!("options={}", enc(options)));
+        }
+        format!(
+            "postgresql://{user}{password}{at}{host}{port}/{}?{}",
+            c.get_dbname().map(enc).unwrap_or_default(),
+            query.join("&")
+        )
+    }
+
     /// Remove the password from any text (server or library messages): the one masking door
     /// ([`redact::redact_secrets`]), which knows this DSN's password since it was built.
     #[must_use]
@@ -1210,6 +1265,26 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn the_url_form_opens_the_same_login() {
+        let none = env(&[]);
+        for written in [
+            "host=db.example port=5433 user='me@corp' password='p@ss/w:rd é' dbname='my db' \
+             sslmode=disable options='-c geqo=off'",
+            "postgresql://u:secret@127.0.0.1:55432/awa_test?sslmode=disable",
+            "host=/var/run/postgresql port=5999 user=postgres dbname=x sslmode=disable",
+            "host=::1 port=5432 user=postgres dbname=x sslmode=disable",
+        ] {
+            let d = Dsn::parse(written, DsnSource::Flag, &none).unwrap();
+            let url = d.url();
+            assert!(url.starts_with("postgresql://"), "{url}");
+            let again =
+                Dsn::parse(&url, DsnSource::Flag, &none).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(again.conninfo(), d.conninfo(), "{written} -> {url}");
+            assert_eq!(again.user_options, d.user_options, "{url}");
+        }
     }
 
     #[test]

@@ -42,6 +42,25 @@ pub const NESTED_CAPABILITY: &str = "nested";
 /// Environment variable carrying the DSN to a program (an adapter when `--dsn` is given; a
 /// producer always).
 pub const DSN_ENV: &str = "AWA_CONFORMANCE_DSN";
+/// The same DSN as a `postgresql://` URL, for drivers that open URLs only (asyncpg,
+/// node-postgres's `connectionString`): given beside [`DSN_ENV`] whenever the DSN parses.
+pub const DSN_URL_ENV: &str = "AWA_CONFORMANCE_DSN_URL";
+
+/// The environment a producer is started with: the DSN as written ([`DSN_ENV`]), the same
+/// login as a URL ([`DSN_URL_ENV`]) when it parses, and the contract schema (`schema_env`).
+#[must_use]
+pub fn producer_env(dsn: String, schema_env: (&str, &str)) -> Vec<(String, String)> {
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let url = crate::pg::Dsn::parse(&dsn, crate::pg::DsnSource::Flag, &env)
+        .ok()
+        .map(|d| d.url());
+    let mut out = vec![(DSN_ENV.to_owned(), dsn)];
+    if let Some(url) = url {
+        out.push((DSN_URL_ENV.to_owned(), url));
+    }
+    out.push((schema_env.0.to_owned(), schema_env.1.to_owned()));
+    out
+}
 
 /// Whether a program that said `protocol` and `capabilities` in its hello may be sent the
 /// compact `nested` typed form: it speaks protocol 3, or declares `nested`.

@@ -423,6 +423,32 @@ fn session_dependent_run_at_fails_under_the_runs_session_settings() {
     assert_clean(&s);
 }
 
+/// The producer gets its DSN twice: as written (`AWA_CONFORMANCE_DSN`) and as a URL
+/// (`AWA_CONFORMANCE_DSN_URL`) for drivers that open URLs only; both log in as the run's
+/// temporary role while the run lasts.
+fn the_producer_gets_its_dsn_as_a_url_too() {
+    let s = Scratch::install(&dsn(), "prod_url");
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let cmd = format!(
+        "printf '%s\\n%s\\n' \"$AWA_CONFORMANCE_DSN_URL\" \"$AWA_CONFORMANCE_DSN\" > {}; \
+         exec {}",
+        seen.display(),
+        producer()
+    );
+    let (out, _) = run_with_report(&s, &["--producer", &cmd, "producer::payload::defaults"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&seen).unwrap();
+    let mut lines = written.lines();
+    let (url, as_written) = (lines.next().unwrap(), lines.next().unwrap());
+    assert!(url.starts_with("postgresql://"), "{url}");
+    assert!(url.contains("_login:"), "the run's login role: {url}");
+    assert_ne!(url, as_written);
+    // Never printed: neither form reaches the run's output.
+    assert!(!text(&out.stderr).contains(url) && !text(&out.stdout).contains(url));
+    assert_clean(&s);
+}
+
 /// A job id the database does not hold is not an encoding mistake: the payload layer says the
 /// job is not there, on accepted and refused cases alike.
 fn producer_that_answers_a_made_up_id_fails_at_the_payload() {
@@ -1635,6 +1661,11 @@ fn main() {
             "session_dependent_run_at_fails_under_the_runs_session_settings",
             Gate::Dsn,
             session_dependent_run_at_fails_under_the_runs_session_settings,
+        ),
+        (
+            "the_producer_gets_its_dsn_as_a_url_too",
+            Gate::Dsn,
+            the_producer_gets_its_dsn_as_a_url_too,
         ),
         (
             "producer_that_answers_a_made_up_id_fails_at_the_payload",

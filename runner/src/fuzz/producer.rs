@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{FailureKind, RunContext, Verdict};
 use crate::pg::{Dsn, Pg};
-use crate::producer::{cases, engine, process, DSN_ENV, SCHEMA_ENV};
+use crate::producer::{cases, engine, process, SCHEMA_ENV};
 
 /// A producer under fuzz, with the checked database its engine works on.
 pub struct ProducerTarget {
@@ -78,13 +78,10 @@ impl ProducerTarget {
         };
         let producer = process::SubprocessProducer::new(
             cmd,
-            vec![
-                (
-                    DSN_ENV.to_owned(),
-                    producer_dsn.unwrap_or_else(|| db.pg.dsn().conninfo()),
-                ),
-                (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
-            ],
+            crate::protocol::producer_env(
+                producer_dsn.unwrap_or_else(|| db.pg.dsn().conninfo()),
+                (SCHEMA_ENV, db.schema.as_str()),
+            ),
             process::ProcessLimits {
                 timeout,
                 max_line: crate::adapter::MAX_LINE_BYTES,

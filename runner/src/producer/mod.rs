@@ -604,10 +604,7 @@ pub fn run_trials(
     );
     let producer = process::SubprocessProducer::new(
         &launch.cmd,
-        vec![
-            (DSN_ENV.to_owned(), dsn),
-            (SCHEMA_ENV.to_owned(), db.schema.as_str().to_owned()),
-        ],
+        crate::protocol::producer_env(dsn, (SCHEMA_ENV, db.schema.as_str())),
         process::ProcessLimits {
             timeout: launch.timeout,
             max_line: crate::adapter::MAX_LINE_BYTES,

@@ -214,8 +214,14 @@ mod tests {
     fn a_line_names_a_case_only_as_a_whole_name() {
         let case = "producer::payload::cj-1";
         assert!(names_case("request 3 for producer::payload::cj-1", case));
-        assert!(names_case("{\"case\":\"producer::payload::cj-1\"} done", case));
-        assert!(!names_case("request 4 for producer::payload::cj-1::unique", case));
+        assert!(names_case(
+            "{\"case\":\"producer::payload::cj-1\"} done",
+            case
+        ));
+        assert!(!names_case(
+            "request 4 for producer::payload::cj-1::unique",
+            case
+        ));
         assert!(!names_case("request 5 for producer::payload::cj-10", case));
         assert!(!names_case("no case here", case));
     }

@@ -232,6 +232,9 @@ pub struct Session {
     outputs: Mutex<std::collections::HashMap<String, String>>,
     /// Lines another request in flight named, kept for the case that request belongs to.
     unclaimed: Mutex<Vec<String>>,
+    /// The start of a line whose end the producer had not written yet when a case ended:
+    /// a line is attributed whole, never split between two cases.
+    partial: Mutex<String>,
 }
 
 /// Whether the run was asked to stop.
@@ -303,6 +306,7 @@ impl Session {
             unattributed: Mutex::new(Vec::new()),
             outputs: Mutex::new(std::collections::HashMap::new()),
             unclaimed: Mutex::new(Vec::new()),
+            partial: Mutex::new(String::new()),
         }))
     }
 
@@ -325,7 +329,23 @@ impl Session {
     /// its request (the request carries the case's name, so a producer ties its log lines to
     /// it by writing the name), those named by nobody, and those an earlier case took that
     /// name it. Lines naming another case are kept back for that case.
+    ///
+    /// Best effort: the producer's stderr and its answers are two pipes, so a line written
+    /// for a request may arrive after its case ended; it is then kept back, never given to
+    /// another case.
     fn own_output(&self, case: &str, taken: &str) -> String {
+        let taken = {
+            let mut partial = lock(&self.partial);
+            let mut whole = std::mem::take(&mut *partial);
+            whole.push_str(taken);
+            if let Some(end) = whole.rfind('\n') {
+                *partial = whole.split_off(end + 1);
+            } else {
+                *partial = std::mem::take(&mut whole);
+            }
+            whole
+        };
+        let taken = taken.as_str();
         let mut unclaimed = lock(&self.unclaimed);
         let mut own: Vec<String> = Vec::new();
         unclaimed.retain(|line| {

@@ -56,6 +56,27 @@ pub fn quote_ident(name: &str) -> String {
 /// The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes); a longer one is truncated.
 pub const MAX_IDENTIFIER_BYTES: usize = 63;
 
+/// The one placeholder rule of the kit's SQL files (`runner/sql/*.sql`): `@S@` stands for the
+/// quoted contract schema, and `@X@` (one capital letter) for another identifier the caller
+/// quotes; a placeholder is replaced by text, never bound, because identifiers cannot be
+/// parameters. Every file is filled through this trait, so the rule has one place.
+pub trait SqlText {
+    /// The text with `@S@` replaced by the quoted schema (`SchemaName::quoted`).
+    fn in_schema(&self, quoted_schema: &str) -> String;
+}
+
+impl SqlText for str {
+    fn in_schema(&self, quoted_schema: &str) -> String {
+        self.replace("@S@", quoted_schema)
+    }
+}
+
+impl SqlText for String {
+    fn in_schema(&self, quoted_schema: &str) -> String {
+        self.as_str().in_schema(quoted_schema)
+    }
+}
+
 /// The schema holding the contract functions: checked once, where the command line is read,
 /// and carried with its quoted form, so SQL text never quotes it again.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! way everywhere. Decoding errors are returned, never swallowed: a column of the wrong type is
 //! an error naming the call, not a default value.
 
+use crate::pg::SqlText;
 use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
@@ -399,7 +400,7 @@ impl Stored {
 /// The `job_stored` statement of a quoted schema name.
 #[must_use]
 pub fn stored_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/job_stored_call.sql").replace("@S@", quoted_schema)
+    include_str!("../../sql/job_stored_call.sql").in_schema(quoted_schema)
 }
 
 /// Read one job whole with a prepared [`stored_sql_in`] statement.
@@ -491,7 +492,7 @@ pub fn insert_sql(db: &DbSetup) -> String {
 /// [`insert_sql`] for a quoted schema name.
 #[must_use]
 pub fn insert_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/insert_job_call.sql").replace("@S@", quoted_schema)
+    include_str!("../../sql/insert_job_call.sql").in_schema(quoted_schema)
 }
 
 /// The `job_routing` statement of `db`'s schema.
@@ -503,7 +504,7 @@ pub fn read_sql(db: &DbSetup) -> String {
 /// [`read_sql`] for a quoted schema name.
 #[must_use]
 pub fn read_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/job_routing_call.sql").replace("@S@", quoted_schema)
+    include_str!("../../sql/job_routing_call.sql").in_schema(quoted_schema)
 }
 
 /// Call `insert_job` once with a prepared [`insert_sql`] statement.
@@ -646,7 +647,7 @@ pub fn compat_insert_sql(db: &DbSetup) -> String {
     } else {
         include_str!("../../sql/compat_insert_unordered.sql")
     };
-    sql.replace("@S@", db.schema.quoted())
+    sql.in_schema(db.schema.quoted())
 }
 
 /// Call `insert_job_compat` once with a prepared [`compat_insert_sql`] statement.

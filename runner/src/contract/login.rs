@@ -2,6 +2,7 @@
 //! caller, for the least-privilege suite and for a producer's DSN (ADR 0049). Its password is
 //! random per run and never printed.
 
+use crate::pg::SqlText;
 use awa_conformance_core::MAX_WIDTH;
 use tokio_postgres::Client;
 
@@ -96,7 +97,7 @@ async fn set_up(db: &DbSetup) -> Result<Result<(crate::pg::Dsn, String), String>
     let widths: Vec<i16> = (1..=i16::from(MAX_WIDTH)).collect();
     admin
         .execute(
-            &include_str!("../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../sql/set_widths.sql").in_schema(db.schema.quoted()),
             &[&queue_base(db), &widths],
         )
         .await

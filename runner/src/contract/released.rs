@@ -14,6 +14,7 @@
 //! The compat profile (`sql::compat::*`) and the producer engine's released target read what
 //! was found here.
 
+use crate::pg::SqlText;
 use tokio_postgres::Client;
 
 use crate::pg::quote_ident;
@@ -305,7 +306,7 @@ pub async fn detect(
     let s = quote_ident(schema);
     let schema_version = client
         .query_one(
-            &include_str!("../../sql/compat_released.sql").replace("@S@", &s),
+            &include_str!("../../sql/compat_released.sql").in_schema(&s),
             &[],
         )
         .await?
@@ -314,7 +315,7 @@ pub async fn detect(
     let storage_schema = if queue_storage {
         client
             .query_one(
-                &include_str!("../../sql/compat_storage.sql").replace("@S@", &s),
+                &include_str!("../../sql/compat_storage.sql").in_schema(&s),
                 &[],
             )
             .await?

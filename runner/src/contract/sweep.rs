@@ -10,6 +10,7 @@
 //! left alone. Sweepers of one database also take the dead run's lock while they sweep, so
 //! two of them never sweep the same run at once.
 
+use crate::pg::SqlText;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
@@ -99,7 +100,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         let rows = live
             .query(
                 &include_str!("../../sql/leftover_queue_runs.sql")
-                    .replace("@S@", db.schema.quoted())
+                    .in_schema(db.schema.quoted())
                     .replace("@T@", &quote_ident(&t.name)),
                 &[],
             )
@@ -270,7 +271,7 @@ pub async fn sweep_with(
         .filter(|t| t.job_id || t.id)
         .map(|t| {
             include_str!("../../sql/sweep_login_ids.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
                 .replace("@ID@", id_column(t))
                 .replace("@L@", &quote_ident(t.login.as_deref().unwrap_or_default()))
@@ -281,7 +282,7 @@ pub async fn sweep_with(
         .filter(|t| t.queue && (t.job_id || t.id))
         .map(|t| {
             include_str!("../../sql/sweep_job_ids.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
                 .replace("@ID@", id_column(t))
         })
@@ -291,7 +292,7 @@ pub async fn sweep_with(
         .filter(|t| t.queue && t.seq_name)
         .map(|t| {
             include_str!("../../sql/sweep_sequence_names.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
         })
         .collect::<Vec<_>>();
@@ -326,7 +327,7 @@ pub async fn sweep_with(
             .filter(|t| !t.queue && t.job_id)
             .map(|t| {
                 include_str!("../../sql/sweep_claims.sql")
-                    .replace("@S@", s)
+                    .in_schema(s)
                     .replace("@T@", &quote_ident(&t.name))
             })
             .collect::<Vec<_>>();
@@ -342,14 +343,14 @@ pub async fn sweep_with(
         let table = quote_ident(&t.name);
         if t.job_id || t.id {
             let sql = include_str!("../../sql/sweep_login_rows.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &table)
                 .replace("@ID@", id_column(t))
                 .replace("@L@", &login);
             deletes.push((sql, true));
         } else if by_login.run_login.is_some() {
             let sql = include_str!("../../sql/sweep_login_staged.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &table)
                 .replace("@L@", &login);
             deletes.push((sql, false));
@@ -360,7 +361,7 @@ pub async fn sweep_with(
         .filter(|t| t.queue)
         .map(|t| {
             include_str!("../../sql/sweep_queue_rows.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
         })
         .collect::<Vec<_>>();
@@ -438,7 +439,7 @@ pub async fn count_scope_rows(client: &Client, db: &DbSetup, prefix: &str) -> Re
         let row = client
             .query_one(
                 &include_str!("../../sql/scope_row_count.sql")
-                    .replace("@S@", s)
+                    .in_schema(s)
                     .replace("@T@", &quote_ident(&t.name)),
                 &[&prefix],
             )
@@ -497,7 +498,7 @@ pub async fn count_jobs_with(
     let counts = job_tables(tables)
         .map(|t| {
             include_str!("../../sql/job_rows.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
                 .replace("@L@", &login_column(t))
         })
@@ -540,7 +541,7 @@ pub async fn count_split_with(
     let counts = job_tables(tables)
         .map(|t| {
             include_str!("../../sql/job_rows_split.sql")
-                .replace("@S@", s)
+                .in_schema(s)
                 .replace("@T@", &quote_ident(&t.name))
                 .replace("@L@", &login_column(t))
                 .replace("@ID@", id_column(t))

@@ -13,6 +13,7 @@
 //! are set inside the transaction, so the database is left exactly as found even when the run
 //! is killed (the server rolls back a transaction whose connection goes away).
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_vectors::{Case, Family};
@@ -183,7 +184,7 @@ impl DbTarget {
             .map_err(|e| self.pg.describe(&e))?;
         client
             .execute(
-                &include_str!("../../sql/set_widths.sql").replace("@S@", &self.quoted),
+                &include_str!("../../sql/set_widths.sql").in_schema(&self.quoted),
                 &[&self.base, &widths],
             )
             .await
@@ -439,7 +440,7 @@ struct Helpers {
 
 impl Statements {
     async fn prepare(client: &Client, t: &DbTarget) -> Result<Self, String> {
-        let sql = |text: &str| text.replace("@S@", &t.quoted);
+        let sql = |text: &str| text.in_schema(&t.quoted);
         let err = |what: &str, e: tokio_postgres::Error| {
             format!("preparing {what}: {}", t.pg.describe(&e))
         };

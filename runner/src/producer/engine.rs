@@ -21,6 +21,7 @@
 //! flight: the case that sees it drains the lanes, and it and every later case run alone
 //! (the gate), where such a row is the case's own, as with one lane.
 
+use crate::pg::SqlText;
 use awa_conformance_vectors::to_hex as hex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -585,7 +586,7 @@ impl Session {
             };
             let width = self.prepared(
                 inner,
-                &include_str!("../../sql/queue_meta_insert.sql").replace("@S@", s),
+                &include_str!("../../sql/queue_meta_insert.sql").in_schema(s),
             )?;
             let client = self.client(inner)?;
             // The lock first, then the widths, pipelined (join polls them in order, and each

@@ -6,6 +6,7 @@
 //! connection, the target) without widening it.
 
 use super::*;
+use crate::pg::SqlText;
 
 /// The job read whole through `job_stored` and the clock after the read, or why it could not
 /// be read.
@@ -218,7 +219,7 @@ impl Session {
             self.db
                 .pg
                 .block_on(client.query_opt(
-                    &include_str!("../../../sql/blocking_job.sql").replace("@S@", s),
+                    &include_str!("../../../sql/blocking_job.sql").in_schema(s),
                     &[&key],
                 ))
                 .map_err(|e| CaseFailure::harness(e.to_string()))?

@@ -7,6 +7,7 @@
 //! and publishes inside a rolled-back transaction, in run-scoped queues; only
 //! `staged_rows_never_commit` commits (and removes what a wrong implementation leaves).
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use futures_util::SinkExt;
@@ -142,7 +143,7 @@ async fn stage(
     rows: &[Row],
 ) -> Result<(), tokio_postgres::Error> {
     let sink = client
-        .copy_in(&include_str!("../../../sql/bulk_copy.sql").replace("@S@", db.schema.quoted()))
+        .copy_in(&include_str!("../../../sql/bulk_copy.sql").in_schema(db.schema.quoted()))
         .await?;
     let mut sink = Box::pin(sink);
     sink.send(std::io::Cursor::new(csv(batch, rows).into_bytes()))
@@ -192,7 +193,7 @@ async fn publish(
 ) -> Result<Vec<i64>, tokio_postgres::Error> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_publish.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../../sql/bulk_publish.sql").in_schema(db.schema.quoted()),
             &[&batch],
         )
         .await?;
@@ -208,7 +209,7 @@ async fn leftovers(
 ) -> Result<(i64, i64), CaseFailure> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/bulk_leftovers.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../../sql/bulk_leftovers.sql").in_schema(db.schema.quoted()),
             &[&batch, &queues],
         )
         .await
@@ -525,7 +526,7 @@ fn never_commit(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                 client
                     .execute(
                         &include_str!("../../../sql/bulk_remove_batch.sql")
-                            .replace("@S@", db.schema.quoted()),
+                            .in_schema(db.schema.quoted()),
                         &[&batch],
                     )
                     .await

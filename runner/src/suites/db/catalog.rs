@@ -12,6 +12,7 @@
 //! A schema without `insert_job` that is released Awa (see [`super::compat`]) is not refused:
 //! preflight returns a setup for the compat profile instead (ADR 0044).
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -355,7 +356,7 @@ pub(super) fn cases() -> Vec<Case> {
             let row = c
                 .query_opt(
                     &include_str!("../../../sql/producer_can_execute_insert_job.sql")
-                        .replace("@S@", db.schema.quoted()),
+                        .in_schema(db.schema.quoted()),
                     &[&db.producer_role],
                 )
                 .await
@@ -382,7 +383,7 @@ pub(super) fn cases() -> Vec<Case> {
             let row = c
                 .query_one(
                     &include_str!("../../../sql/insert_job_defaults.sql")
-                        .replace("@S@", db.schema.quoted()),
+                        .in_schema(db.schema.quoted()),
                     &[],
                 )
                 .await

@@ -13,6 +13,7 @@
 //!
 //! Every case runs in a rolled-back transaction on run-scoped queues.
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_core::{concurrency_digest, concurrency_shard, ordering_shard, Width};
@@ -94,8 +95,7 @@ async fn stored_shards(
 async fn set_width(client: &Client, db: &DbSetup, queue: &str, w: u8) -> Result<(), CaseFailure> {
     client
         .execute(
-            &include_str!("../../../sql/lifecycle_set_width.sql")
-                .replace("@S@", db.schema.quoted()),
+            &include_str!("../../../sql/lifecycle_set_width.sql").in_schema(db.schema.quoted()),
             &[&queue, &i16::from(w)],
         )
         .await
@@ -112,7 +112,7 @@ async fn moved(
 ) -> Result<(Option<i32>, Option<i32>), CaseFailure> {
     let row = client
         .query_one(
-            &include_str!("../../../sql/lifecycle_move_job.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../../sql/lifecycle_move_job.sql").in_schema(db.schema.quoted()),
             &[&job, &dest],
         )
         .await
@@ -159,7 +159,7 @@ fn lower_width(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let width_read: i16 = client
             .query_one(
                 &include_str!("../../../sql/queue_enqueue_shards_call.sql")
-                    .replace("@S@", db.schema.quoted()),
+                    .in_schema(db.schema.quoted()),
                 &[&queue],
             )
             .await
@@ -263,7 +263,7 @@ fn cross_queue_move(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let rows = client
             .query(
                 &include_str!("../../../sql/lifecycle_move_shard_grid.sql")
-                    .replace("@S@", db.schema.quoted()),
+                    .in_schema(db.schema.quoted()),
                 &[],
             )
             .await
@@ -296,8 +296,8 @@ fn cross_queue_move(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 
 fn move_shard_refusals(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql = include_str!("../../../sql/lifecycle_move_shard.sql")
-            .replace("@S@", db.schema.quoted());
+        let sql =
+            include_str!("../../../sql/lifecycle_move_shard.sql").in_schema(db.schema.quoted());
         let cases: [(i32, i32, &str, Option<&str>); 5] = [
             (0, 0, "ZA004", Some("invalid_width")),
             (0, 65, "ZA004", Some("invalid_width")),

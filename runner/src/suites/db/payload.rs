@@ -15,6 +15,7 @@
 //! Every other SQL case's jobs are judged whole too (same rule), with the suites' plain
 //! payload; these cases are the ones that exercise it.
 
+use crate::pg::SqlText;
 use awa_conformance_vectors::{Case as VCase, VectorSet};
 
 use super::case::{query_fail, rolled_back, Case};
@@ -90,7 +91,7 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
                 let job_id: i64 = client
                     .query_one(
                         &include_str!("../../../sql/insert_job_nulls.sql")
-                            .replace("@S@", db.schema.quoted()),
+                            .in_schema(db.schema.quoted()),
                         &[],
                     )
                     .await

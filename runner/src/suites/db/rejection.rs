@@ -6,6 +6,7 @@
 //! limit and rule the contract states: letter case, lengths, NULLs and near-misses, not only
 //! the obvious example.
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_core::{concurrency_digest, concurrency_shard, Width};
@@ -166,8 +167,7 @@ fn null_arguments(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let row = client
             .query_one(
-                &include_str!("../../../sql/insert_job_nulls.sql")
-                    .replace("@S@", db.schema.quoted()),
+                &include_str!("../../../sql/insert_job_nulls.sql").in_schema(db.schema.quoted()),
                 &[],
             )
             .await

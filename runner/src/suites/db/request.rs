@@ -2,6 +2,7 @@
 //! and read-back of many requests. The request, its binding and decoding are the call layer's
 //! ([`crate::contract::call`]).
 
+use crate::pg::SqlText;
 use awa_conformance_vectors::to_hex as hex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -50,7 +51,7 @@ pub(super) async fn set_widths(
     let widths: Vec<i16> = widths.iter().map(|w| i16::from(*w)).collect();
     client
         .execute(
-            &include_str!("../../../sql/set_widths.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../../sql/set_widths.sql").in_schema(db.schema.quoted()),
             &[&base, &widths],
         )
         .await

@@ -16,6 +16,7 @@
 //! * `job_routing_scoped_to_session_user`: a producer reads only the jobs its session user
 //!   enqueued (needs a superuser DSN to switch session users inside the rolled-back case).
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_core::concurrency_digest;
@@ -143,7 +144,7 @@ fn queue_enqueue_shards_widths(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure
         let widths = [1u8, 2, 5, 63, 64];
         set_widths(client, db, &base, &widths).await?;
         let sql = include_str!("../../../sql/queue_enqueue_shards_call.sql")
-            .replace("@S@", db.schema.quoted());
+            .in_schema(db.schema.quoted());
         let mut want = Vec::new();
         let mut got = Vec::new();
         let mut queues: Vec<(String, i16)> = widths
@@ -250,8 +251,8 @@ fn initial_state(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 
 fn kind_null(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql = include_str!("../../../sql/insert_job_kind_null.sql")
-            .replace("@S@", db.schema.quoted());
+        let sql =
+            include_str!("../../../sql/insert_job_kind_null.sql").in_schema(db.schema.quoted());
         let q = unique_name(db);
         let what = "insert_job with p_kind NULL";
         let res = attempt(client, db, &sql, &[&q]).await?;
@@ -286,7 +287,7 @@ fn job_routing_scoped(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             .await
             .map_err(|e| setup_fail(db, "creating two producer roles", &e))?;
         let insert_sql =
-            include_str!("../../../sql/scope_insert.sql").replace("@S@", db.schema.quoted());
+            include_str!("../../../sql/scope_insert.sql").in_schema(db.schema.quoted());
         let (_, rd) = prepare(client, db).await?;
         let switch = |role: &str| format!("SET LOCAL SESSION AUTHORIZATION {}", quote_ident(role));
         let mut jobs = Vec::new();
@@ -529,8 +530,8 @@ fn detail_members(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             }
         }
         // ZA004 is unreachable through insert_job (queue_meta's CHECK); move_shard raises it.
-        let sql = include_str!("../../../sql/lifecycle_move_shard.sql")
-            .replace("@S@", db.schema.quoted());
+        let sql =
+            include_str!("../../../sql/lifecycle_move_shard.sql").in_schema(db.schema.quoted());
         let res = attempt(client, db, &sql, &[&0i32, &0i32]).await?;
         let (_, detail) = detail_of(db, "ZA004 invalid_width", res)?;
         let missing: Vec<&str> = ["code", "width", "min", "max"]

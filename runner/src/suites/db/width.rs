@@ -10,6 +10,7 @@
 //!   refusing widths 0 and 65 and retained shards outside 0..=63; `unique_states_bits`
 //!   (capability `unique_states`) on every mask 0..=255, refusing -1 and 256.
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_core::{
@@ -97,8 +98,7 @@ async fn present(
 
 fn queue_meta_limits(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
-        let sql =
-            include_str!("../../../sql/queue_meta_insert.sql").replace("@S@", db.schema.quoted());
+        let sql = include_str!("../../../sql/queue_meta_insert.sql").in_schema(db.schema.quoted());
         let base = unique_name(db);
         for w in [1_i16, 64] {
             let q = format!("{base}_ok{w}");
@@ -196,8 +196,7 @@ fn no_row_means_width_1(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 fn queue_names_are_byte_exact(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let base = unique_name(db);
-        let sql =
-            include_str!("../../../sql/queue_meta_insert.sql").replace("@S@", db.schema.quoted());
+        let sql = include_str!("../../../sql/queue_meta_insert.sql").in_schema(db.schema.quoted());
         client
             .execute(&sql, &[&format!("{base}_Caf\u{e9}"), &8_i16])
             .await
@@ -270,7 +269,7 @@ fn shard_helpers(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let widths: Vec<i32> = vec![1, 8, 63, 64];
         let rows = client
             .query(
-                &include_str!("../../../sql/shard_helpers.sql").replace("@S@", s),
+                &include_str!("../../../sql/shard_helpers.sql").in_schema(s),
                 &[&keys, &widths],
             )
             .await
@@ -377,7 +376,7 @@ fn move_shard_case(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let s = db.schema.quoted();
         let got: Option<Vec<Option<i32>>> = client
             .query_one(
-                &include_str!("../../../sql/move_shard_grid.sql").replace("@S@", s),
+                &include_str!("../../../sql/move_shard_grid.sql").in_schema(s),
                 &[],
             )
             .await
@@ -441,7 +440,7 @@ fn unique_states_bits_case(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let s = db.schema.quoted();
         let got: Option<Vec<Option<String>>> = client
             .query_one(
-                &include_str!("../../../sql/unique_states_bits_all.sql").replace("@S@", s),
+                &include_str!("../../../sql/unique_states_bits_all.sql").in_schema(s),
                 &[],
             )
             .await

@@ -33,6 +33,7 @@ mod routing;
 mod unique;
 mod validation;
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_vectors::VectorSet;
@@ -117,7 +118,7 @@ async fn stored(
         ),
         StoredIn::Canonical => (
             include_str!("../../../../sql/compat_stored_canonical.sql")
-                .replace("@S@", db.schema.quoted()),
+                .in_schema(db.schema.quoted()),
             "reading jobs_hot and scheduled_jobs",
         ),
     };
@@ -148,7 +149,7 @@ async fn stored(
 async fn claims(client: &Client, db: &DbSetup, key: &[u8]) -> Result<Vec<i64>, CaseFailure> {
     Ok(client
         .query(
-            &include_str!("../../../../sql/compat_claims.sql").replace("@S@", db.schema.quoted()),
+            &include_str!("../../../../sql/compat_claims.sql").in_schema(db.schema.quoted()),
             &[&key],
         )
         .await

@@ -3,6 +3,7 @@
 //! 0.5.x (no `p_ordering_key`, no queue storage) nor on the canonical engine (no enqueue shard),
 //! with the reason naming the version ([`crate::contract::released::Released::no_enqueue_shard`]).
 
+use crate::pg::SqlText;
 use std::sync::Arc;
 
 use awa_conformance_core::{ordering_shard, physical_queue_name, Width, MAX_WIDTH};
@@ -147,7 +148,7 @@ fn partition_case(db: &Arc<DbSetup>, key: &[u8], partition: u16) -> Result<Verdi
         client
             .execute(
                 &include_str!("../../../../sql/queue_meta_insert.sql")
-                    .replace("@S@", db.schema.quoted()),
+                    .in_schema(db.schema.quoted()),
                 &[&physical, &i16::from(PARTITION_WIDTH)],
             )
             .await

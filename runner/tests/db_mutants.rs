@@ -354,6 +354,34 @@ fn kill_matrix_doc_is_current() {
     );
 }
 
+/// docs/contract.md §12.4: the suites call the functions under test with the callers'
+/// settings, and those settings are what catch an `insert_job` whose stored `run_at` depends
+/// on the caller's time zone: with `--plain-sessions` (on a server whose default zone is UTC)
+/// the same mutant passes. The provenance names the settings either way.
+fn callers_settings_catch_a_zone_dependent_run_at() {
+    let m = table()
+        .into_iter()
+        .find(|m| m.name == "run_at_in_the_callers_zone")
+        .expect("the mutant run_at_in_the_callers_zone is in the table");
+    let s = Scratch::install(&dsn(), "tz");
+    let utc_server = scalar(&s.dsn, "SELECT (EXTRACT(timezone FROM now()) = 0)::text") == "true";
+    apply(&m, &s);
+    let (out, report) = run_with_report(&s, &["sql::payload::"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        report["provenance"]["extra"]["caller_session"],
+        "TimeZone=Asia/Kathmandu; DateStyle=SQL, DMY; IntervalStyle=iso_8601"
+    );
+    let (out, report) = run_with_report(&s, &["--plain-sessions", "sql::payload::"]);
+    assert!(report["provenance"]["extra"]["caller_session"]
+        .as_str()
+        .unwrap()
+        .contains("--plain-sessions"));
+    if utc_server {
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+}
+
 /// The race case's full name.
 const RACE_CASE: &str = "sql::race::second_claim_waits_for_holder_then_23505";
 
@@ -401,6 +429,11 @@ fn main() {
         Gate::None,
         Box::new(kill_matrix_doc_is_current),
     )];
+    tests.push((
+        "callers_settings_catch_a_zone_dependent_run_at".to_owned(),
+        Gate::Dsn,
+        Box::new(callers_settings_catch_a_zone_dependent_run_at),
+    ));
     for m in ms {
         tests.push((
             format!("mutant_{}", m.name),

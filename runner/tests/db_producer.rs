@@ -303,7 +303,20 @@ fn producer_that_skips_what_it_declares_fails_coverage() {
 fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
     let s = Scratch::install(&dsn(), "prod_feat");
     let cmd = with("AWA_TEST_PRODUCER_MUTANT=skip_on=producer::concurrency_shard::");
-    let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::concurrency_shard::"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (junit, markdown) = (dir.path().join("j.xml"), dir.path().join("s.md"));
+    let (out, report) = run_with_report(
+        &s,
+        &[
+            "--producer",
+            &cmd,
+            "--junit",
+            junit.to_str().unwrap(),
+            "--markdown",
+            markdown.to_str().unwrap(),
+            "producer::concurrency_shard::",
+        ],
+    );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(messages(&report, "failed").is_empty(), "{stderr}");
@@ -335,6 +348,20 @@ fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
     assert!(
         stderr.contains("awa-conformance: features checked: "),
         "{stderr}"
+    );
+    // JUnit carries the finding as a failed test case and the line as a property; Markdown
+    // says both.
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        junit.contains("name=\"features\"") && junit.contains("features_checked"),
+        "{junit}"
+    );
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(
+        markdown.contains("**Features checked:**")
+            && markdown.contains(&format!("**Nonconformant:** {finding}"))
+            && markdown.contains("| concurrency-key | yes |"),
+        "{markdown}"
     );
 
     // One refusal case skipped of an optional feature: conformant, refusals not checked.

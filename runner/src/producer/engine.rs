@@ -356,8 +356,9 @@ impl Session {
             }
             !mine
         });
+        let any_case = format!("{SUITE}::");
         for line in taken.lines() {
-            if exchange::names_case(line, case) || !line.contains(&format!("{SUITE}::")) {
+            if exchange::names_case(line, case) || !line.contains(&any_case) {
                 own.push(line.to_owned());
             } else {
                 unclaimed.push(line.to_owned());

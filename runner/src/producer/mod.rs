@@ -317,9 +317,7 @@ pub fn check(
     let all = cases::cases(vectors);
     expected.check_ids(all.iter().map(|c| c.name.as_str()))?;
     let ctx = RunContext::new(expected);
-    for case in &all {
-        ctx.declare_features(&case.name, case.features());
-    }
+    declare_features(&ctx, &all);
     let session = engine::Session::start(producer, Arc::clone(db), options.enqueue_timeout)?;
     session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
     // The cases below run one after the other.
@@ -401,9 +399,7 @@ pub fn trials(
     selection: &Selection<'_>,
 ) -> Vec<Trial> {
     let all = cases::cases(vectors);
-    for case in &all {
-        ctx.declare_features(&case.name, case.features());
-    }
+    declare_features(ctx, &all);
     let pipeline = session.filter(|s| s.lanes() > 1).map(|session| {
         let stopped: engine::Stopped = {
             let ctx = Arc::clone(ctx);
@@ -446,10 +442,11 @@ pub fn trials(
         .collect()
 }
 
-/// Declare every producer case's features on `ctx` ([`RunContext::declare_features`]): the
-/// catalogue the run's per-feature verdict counts against, selected or not.
-pub fn declare_features(ctx: &RunContext, vectors: &VectorSet) {
-    for case in cases::cases(vectors) {
+/// Declare the features of `all`, every producer case of the vectors, on `ctx`
+/// ([`RunContext::declare_features`]): the catalogue the run's per-feature verdict counts
+/// against, selected or not.
+pub fn declare_features(ctx: &RunContext, all: &[cases::Case]) {
+    for case in all {
         ctx.declare_features(&case.name, case.features());
     }
 }

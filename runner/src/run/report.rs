@@ -132,7 +132,7 @@ pub fn library_report(
     cases: Vec<crate::outcome::CaseResult>,
 ) -> Report {
     // The catalogue the features are counted against: every producer case of the vectors.
-    crate::producer::declare_features(ctx, set);
+    crate::producer::declare_features(ctx, &crate::producer::cases::cases(set));
     let features = FeaturesSection::of(&ctx.coverage(&cases));
     let mut conclusion = judge(&cases, &run_errors, false);
     if features.as_ref().is_some_and(|f| f.finding.is_some()) {

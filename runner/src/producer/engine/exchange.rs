@@ -17,12 +17,16 @@ pub(super) const UNCLAIMED_KEPT: usize = 2000;
 
 /// The last [`OUTPUT_KEPT`] bytes of `text`, cut at a character boundary.
 pub(super) fn tail(text: &str) -> String {
-    let text = text.trim_end();
-    let start = text.len().saturating_sub(OUTPUT_KEPT);
+    last_bytes(text.trim_end(), OUTPUT_KEPT).to_owned()
+}
+
+/// At most the last `max` bytes of `text`, starting at a character boundary.
+fn last_bytes(text: &str, max: usize) -> &str {
+    let start = text.len().saturating_sub(max);
     let start = (start..=text.len())
         .find(|i| text.is_char_boundary(*i))
         .unwrap_or(text.len());
-    text.get(start..).unwrap_or_default().to_owned()
+    text.get(start..).unwrap_or_default()
 }
 
 /// Whether `line` names the case `case` itself, not only a longer name it begins
@@ -196,13 +200,9 @@ pub(super) fn with_stderr(message: &str, stderr: &str) -> String {
     if stderr.is_empty() {
         return message.to_owned();
     }
-    let start = stderr.len().saturating_sub(STDERR_IN_MESSAGE);
-    let start = (start..=stderr.len())
-        .find(|i| stderr.is_char_boundary(*i))
-        .unwrap_or(stderr.len());
     format!(
         "{message}\n  producer stderr:\n{}",
-        stderr.get(start..).unwrap_or("")
+        last_bytes(stderr, STDERR_IN_MESSAGE)
     )
 }
 

@@ -9,7 +9,8 @@
 #          project venv .venv with the pinned Python test packages of tests/requirements.txt.
 #   db     quick's, plus PostgreSQL, the Python example producer's pins, the wheel build tools
 #          of bindings/build-requirements.txt (maturin, ziglang) and the oldest released awa CLI
-#          of tests/requirements-awa-oldest.txt (a venv under target/, for runner/tests/db_compat.rs).
+#          of tests/requirements-awa-oldest.txt (a venv under target/, for runner/tests/db_compat.rs)
+#          and cargo-nextest (pinned, built into target/tools) for the DB-backed Rust tests.
 #   full   db's, plus Go, Node.js, Java 17 and Maven (the example adapters and producers),
 #          Chromium (the results page), actionlint (go install) and the pinned PostgreSQL 13-18
 #          server binaries of the version matrix (scripts/fetch-pg.py).
@@ -163,6 +164,21 @@ else
     quiet "$PY" -m venv "$OLDEST_VENV"
     quiet "$OLDEST_VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$OLDEST_PINS"
     [ -x "$OLDEST_VENV/bin/awa" ] || { log "the awa CLI is missing from target/awa-cli-$OLDEST after pip install" >&2; exit 1; }
+fi
+
+# --- db and full: cargo-nextest, pinned, for the DB-backed Rust tests ------------------------------
+# scripts/test.sh runs the DB tests under cargo-nextest (.config/nextest.toml: each test a process
+# of its own, the whole-cluster checks alone, a slow-test timeout). Built from crates.io without
+# its self-updater (the registries reach no release binaries) into target/tools, kept between
+# runs; about 4 minutes on 2 cores the first time.
+NEXTEST_VERSION=0.9.151
+TOOLS="$ROOT/target/tools"
+if [ "$("$TOOLS/bin/cargo-nextest" nextest --version 2>/dev/null | head -n1 | cut -d' ' -f2)" = "$NEXTEST_VERSION" ]; then
+    log "cargo-nextest: $NEXTEST_VERSION present in target/tools"
+else
+    log "cargo-nextest: installing $NEXTEST_VERSION (cargo install) into target/tools"
+    quiet cargo install --locked --quiet --root "$TOOLS" --version "$NEXTEST_VERSION" \
+        --no-default-features --features default-no-update cargo-nextest
 fi
 fi # NEED_DB
 

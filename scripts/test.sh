@@ -7,12 +7,14 @@
 #          on a debug runner, the mutant patches, the file-only doc and ADR checks. No
 #          PostgreSQL, no release wheel. About 1 minute with a warm build, 2 after an edit to
 #          the runner (CONTRIBUTING.md, "The quick tier").
-#   db     quick's steps plus every database-backed step (Rust DB tests, runner --dsn, schema
-#          SQL tests, Python bindings, fuzz, Python example producer, reports, documented
-#          examples) on one throwaway cluster, with the release wheel's runner.
-#   full   everything: db plus the PostgreSQL 14-18 matrix, the example producers and adapters,
-#          the ci recipe, the cross-check against released Awa, the results page... What CI
-#          (.ci/run) and README.md run.
+#   db     quick's steps plus every database-backed step (Rust DB tests under cargo-nextest,
+#          runner --dsn, schema SQL tests, Python bindings, fuzz, Python example producer,
+#          reports, documented examples) on one throwaway cluster, with the release wheel's
+#          runner. The SQL mutants in "caught" mode unless the change touches what they are
+#          about (mutant_mode below).
+#   full   everything: db plus the exact SQL kill matrix, the PostgreSQL 14-18 matrix, the
+#          example producers and adapters, the ci recipe, the cross-check against released Awa,
+#          the results page... What CI (.ci/run) and README.md run.
 # Each tier first installs what it lacks (scripts/install-deps.sh TIER); AWA_SKIP_INSTALL=1
 # skips that. PGPORT_THROWAWAY (default 55432) picks the throwaway cluster's port.
 # Every step of the tier runs even when an earlier one fails; the script exits 1 if any step
@@ -37,8 +39,9 @@ PY="${PYTHON:-python3}"
 # Keep the work tree clean: no __pycache__ next to the test files.
 export PYTHONDONTWRITEBYTECODE=1
 PG="$ROOT/scripts/pg-throwaway.sh"
-# The project venv (created by install-deps.sh) first: python3, pytest, maturin and awa.
-for d in /usr/local/go/bin "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/.venv/bin"; do
+# The project venv (created by install-deps.sh) first: python3, pytest, maturin and awa; then the
+# pinned tools install-deps.sh builds into target/tools (cargo-nextest).
+for d in /usr/local/go/bin "$HOME/.cargo/bin" "$HOME/.pyenv/shims" "$HOME/.pyenv/bin" "$ROOT/target/tools/bin" "$ROOT/.venv/bin"; do
     if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
 done
 export PATH
@@ -411,18 +414,41 @@ cargo_test_offline() {
     return "$rc"
 }
 
-# The workspace's DB-backed tests (cargo_selection postgres). They spawn the runner
-# (db_support::spawn): they are given the wheel's runner installed just before
-# (AWA_CONFORMANCE_BIN), which is what users run and leaves the two cores to PostgreSQL, where
-# the mutation tests spend their time (CONTRIBUTING, "CI time budget"). The producer tests run
-# target/debug/examples/test_producer, which only a plain `cargo test` builds by itself.
+# How much of the SQL kill matrix the DB tests prove (runner/tests/db_mutants.rs, AWA_MUTANTS):
+# `exact` in full, and in db when this checkout changes what the matrix is about (the schema,
+# the kit's SQL, the suites, the contract layer, or the mutants themselves) against its upstream
+# branch or in uncommitted work; `caught` otherwise. Without git or an upstream to compare with,
+# `exact`.
+mutant_mode() {
+    local changed base
+    [ "$TIER" = db ] || { echo exact; return; }
+    base="$(git -C "$ROOT" rev-parse -q --verify '@{upstream}' 2>/dev/null)" || { echo exact; return; }
+    changed="$( { git -C "$ROOT" diff --name-only "$base"...HEAD && git -C "$ROOT" status --porcelain | cut -c4-; } 2>/dev/null)" || { echo exact; return; }
+    if grep -qE '^(schema/|runner/sql/|runner/src/suites/|runner/src/contract/|tests/mutants/sql\.json|runner/tests/db_mutants\.rs)' <<<"$changed"; then
+        echo exact
+    else
+        echo caught
+    fi
+}
+
+# The workspace's DB-backed tests (cargo_selection postgres), under cargo-nextest
+# (.config/nextest.toml, profile ci: each test its own process and its own world, the
+# whole-cluster checks alone). They spawn the runner (support::spawn): they are given the
+# wheel's runner installed just before (AWA_CONFORMANCE_BIN), which is what users run and leaves
+# the two cores to PostgreSQL, where the mutation tests spend their time (CONTRIBUTING, "CI time
+# budget"). The producer tests run target/debug/examples/test_producer, which only a plain
+# `cargo test` builds by itself.
 cargo_test_postgres() {
-    local sel args
+    local sel args mode
     [ -x "$RUNNER" ] || { echo "cargo test: no release runner at $RUNNER (the wheel step failed)" >&2; return 1; }
+    command -v cargo-nextest >/dev/null ||
+        { echo "cargo test: cargo-nextest not found; run scripts/install-deps.sh db" >&2; return 1; }
     sel="$(cargo_selection postgres)" || return 1
     mapfile -t args <<<"$sel"
-    echo "+ cargo test --no-fail-fast ${args[*]}"
-    cargo build -q --workspace --examples && cargo test --no-fail-fast "${args[@]}"
+    mode="$(mutant_mode)"
+    echo "+ AWA_MUTANTS=$mode cargo nextest run --profile ci --no-fail-fast ${args[*]}"
+    cargo build -q --workspace --examples &&
+        AWA_MUTANTS="$mode" cargo nextest run --profile ci --no-fail-fast "${args[@]}"
 }
 
 # --- STEPS: tier (the lowest that runs it; tiers nest), name, command ------------------------------
@@ -430,7 +456,7 @@ step quick "cargo fmt"                  cargo fmt --all -- --check
 step quick "cargo clippy"               cargo clippy --workspace --all-targets -- -D warnings
 step db    "build wheel (release)"      build_wheel
 step quick "cargo test (offline)"       cargo_test_offline
-step db    "cargo test (database)"      cargo_test_postgres
+step db    "cargo nextest (database)"   cargo_test_postgres
 step quick "vectors verify"             runner vectors verify
 step quick "vectors freeze guard"       runner vectors regenerate --check --vectors-dir "$ROOT/vectors"
 step db    "runner --dsn (all suites)"  runner_dsn

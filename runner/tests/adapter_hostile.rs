@@ -1,7 +1,7 @@
 //! Hostile adapters (runner/tests/hostile/): each one ends in bounded time with its documented
 //! exit code, leaves no process behind, and still gets a report.
 //!
-//! Every run goes through `db_support::wait`, which kills the runner and fails the test when it
+//! Every run goes through `support::wait`, which kills the runner and fails the test when it
 //! does not finish within its bound: a hang is a failure here, never a slow pass.
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +11,7 @@
     reason = "test helpers: a panic is a test failure, which is the point"
 )]
 
-mod db_support;
+mod support;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -20,8 +20,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use awa_conformance_runner::exit::{HARNESS, NONCONFORMANT, SUCCESS};
-use db_support::{spawn, text};
 use serde_json::Value;
+use support::{code, spawn, text};
 
 /// Generous: every wait of these runs is `--adapter-timeout 2`, so a bounded run ends in
 /// seconds; only a hang reaches this.
@@ -144,10 +144,6 @@ fn assert_no_leftovers(marker: &str) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn code(out: &Output) -> u8 {
-    u8::try_from(out.status.code().expect("exited, not killed")).unwrap()
 }
 
 fn run_errors(report: &Value) -> String {

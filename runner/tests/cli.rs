@@ -8,7 +8,7 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use awa_conformance_runner::exit::{DATABASE_UNAVAILABLE, USAGE, VECTORS_INVALID};
 use awa_conformance_vectors::{
@@ -16,33 +16,12 @@ use awa_conformance_vectors::{
 };
 use serde_json::Value;
 
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_awa-conformance"));
-    // A stray DATABASE_URL / PG* in the caller's environment must not change these tests.
-    // AWA_REQUIRE_DB (set in CI) would turn the database-less runs below into errors.
-    for (key, _) in std::env::vars() {
-        if key == "DATABASE_URL" || key.starts_with("PG") || key == "AWA_REQUIRE_DB" {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
-}
+mod support;
 
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn code(out: &Output) -> u8 {
-    u8::try_from(out.status.code().unwrap()).unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use support::{
+    assert_valid_report, code, offline as run, offline_command as bin, read_json, report_schema,
+    stderr, stdout,
+};
 
 /// A temp dir holding a copy of the embedded v1 files.
 fn copy_v1() -> tempfile::TempDir {
@@ -64,27 +43,6 @@ fn copy_all() -> tempfile::TempDir {
         }
     }
     dir
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn report_schema() -> jsonschema::Validator {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("report.schema.json");
-    jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&read_json(&path))
-        .unwrap()
-}
-
-fn assert_valid_report(report: &Value) {
-    let validator = report_schema();
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "report does not validate: {errors:?}");
 }
 
 /// Run with a JSON report and return (output, report).

@@ -14,12 +14,12 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use db_support::{
+use support::{
     awa_cli, awa_cli_oldest, cases_with, dsn, main_with, messages, run, scalar, sql, suffix, text,
     with_db, Gate,
 };

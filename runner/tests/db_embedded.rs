@@ -10,14 +10,14 @@
 )]
 //! SQL suites against it, and removes the cluster afterwards.
 
-mod db_support;
+mod support;
 
-use db_support::{main_with, Gate};
+use support::{main_with, Gate};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use db_support::{run, text};
+use support::{run, text};
 
 fn binaries_present() -> bool {
     let via_pg_config = std::process::Command::new("pg_config")

@@ -11,23 +11,11 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
-use db_support::{
-    dsn, liveness_lock, main_with, run, scalar, sql, suffix, text, Gate, Held, Scratch,
-};
+use support::{dsn, liveness_lock, main_with, run, scalar, sql, suffix, text, Gate, Held, Scratch};
 
 use awa_conformance_runner::pg::conninfo::parse_text;
-
-/// The tests of this binary change cluster-wide state (roles, a run's login role) and compare
-/// it before and after: they take turns.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// `dsn` with some settings replaced, as a key=value string.
 fn dsn_with(dsn: &str, changes: &[(&str, &str)]) -> String {
@@ -153,7 +141,6 @@ fn error_line(out: &std::process::Output) -> String {
 }
 
 fn read_only_database_is_one_line_exit_4() {
-    let _turn = serial();
     let dsn = dsn();
     let db = Database::new(&dsn, "ro");
     // Install first (writable), then make the database read-only for new sessions.
@@ -189,17 +176,25 @@ fn read_only_database_is_one_line_exit_4() {
 }
 
 fn missing_privileges_are_named_exit_4() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "lowpriv");
     // Can read the schema, nothing else: no DELETE, no EXECUTE on insert_job, no CREATEROLE.
-    let role = Role::new(&dsn, "lowpriv", "");
+    let role = Role::new(&s.dsn, "lowpriv", "");
     s.sql(&format!(
         "GRANT USAGE ON SCHEMA @S@ TO \"{r}\"; GRANT SELECT ON @S@.queue_meta TO \"{r}\"",
         r = role.name
     ));
     let out = run(
-        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--producer-role",
+            &s.producer,
+            "-q",
+            "sql::",
+        ],
         &[],
         120,
     );
@@ -224,29 +219,30 @@ fn missing_privileges_are_named_exit_4() {
 }
 
 /// A non-superuser runner with every privilege, for limits that spare superusers.
-fn capable_runner(dsn: &str, s: &Scratch, label: &str, attributes: &str) -> Role {
-    let role = Role::new(dsn, label, &format!("CREATEROLE {attributes}"));
+fn capable_runner(s: &Scratch, label: &str, attributes: &str) -> Role {
+    let role = Role::new(&s.dsn, label, &format!("CREATEROLE {attributes}"));
     s.sql(&format!(
         "GRANT USAGE ON SCHEMA @S@ TO \"{r}\"; \
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA @S@ TO \"{r}\"; \
          GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA @S@ TO \"{r}\"; \
-         GRANT awa_producer TO \"{r}\" WITH ADMIN OPTION",
+         GRANT @P@ TO \"{r}\" WITH ADMIN OPTION",
         r = role.name
     ));
     role
 }
 
 fn too_few_connections_is_one_line_exit_4() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "connlimit");
-    let role = capable_runner(&dsn, &s, "connlimit", "CONNECTION LIMIT 5");
+    let role = capable_runner(&s, "connlimit", "CONNECTION LIMIT 5");
     let out = run(
         &[
             "--dsn",
             &role.dsn(),
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--test-threads",
             "2",
             "-q",
@@ -269,6 +265,8 @@ fn too_few_connections_is_one_line_exit_4() {
             &role.dsn(),
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--test-threads",
             "2",
             "--producer",
@@ -288,11 +286,20 @@ fn too_few_connections_is_one_line_exit_4() {
     );
     // The refused login itself (limit reached) says so, not "is the server running".
     sql(
-        &dsn,
+        &s.dsn,
         &format!("ALTER ROLE \"{}\" CONNECTION LIMIT 0", role.name),
     );
     let out = run(
-        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--producer-role",
+            &s.producer,
+            "-q",
+            "sql::",
+        ],
         &[],
         120,
     );
@@ -309,13 +316,12 @@ fn too_few_connections_is_one_line_exit_4() {
 /// refused at preflight (exit 4, one line naming the GRANT): it would read every stored job as
 /// missing and blame the producer.
 fn lanes_fit_the_free_connection_slots() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "lanes");
-    let role = capable_runner(&dsn, &s, "lanes", "CONNECTION LIMIT 15");
+    let role = capable_runner(&s, "lanes", "CONNECTION LIMIT 15");
     // The runner reads a producer's jobs back through job_routing: a member of its owner.
     let owner = scalar(
-        &dsn,
+        &s.dsn,
         &format!(
             "SELECT pg_get_userbyid(proowner) FROM pg_proc WHERE proname = 'job_routing' \
              AND pronamespace = '{}'::regnamespace",
@@ -328,6 +334,8 @@ fn lanes_fit_the_free_connection_slots() {
             &role.dsn(),
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--producer",
             "exit 3",
             "-q",
@@ -342,7 +350,7 @@ fn lanes_fit_the_free_connection_slots() {
         line.contains(&format!("is not a member of \"{owner}\"")),
         "{line}"
     );
-    sql(&dsn, &format!("GRANT \"{owner}\" TO \"{}\"", role.name));
+    sql(&s.dsn, &format!("GRANT \"{owner}\" TO \"{}\"", role.name));
     let exe = std::env::current_exe().unwrap();
     let producer = exe
         .parent()
@@ -360,6 +368,8 @@ fn lanes_fit_the_free_connection_slots() {
             &role.dsn(),
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--test-threads",
             "2",
             "--producer",
@@ -396,12 +406,11 @@ fn lanes_fit_the_free_connection_slots() {
 }
 
 fn role_and_database_timeouts_cannot_break_a_run() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "tmo");
-    let role = capable_runner(&dsn, &s, "tmo", "");
+    let role = capable_runner(&s, "tmo", "");
     sql(
-        &dsn,
+        &s.dsn,
         &format!(
             "ALTER ROLE \"{r}\" SET statement_timeout = '1ms'; \
              ALTER ROLE \"{r}\" SET lock_timeout = '1ms'; \
@@ -411,7 +420,16 @@ fn role_and_database_timeouts_cannot_break_a_run() {
         ),
     );
     let out = run(
-        &["--dsn", &role.dsn(), "--schema", &s.schema, "-q", "sql::"],
+        &[
+            "--dsn",
+            &role.dsn(),
+            "--schema",
+            &s.schema,
+            "--producer-role",
+            &s.producer,
+            "-q",
+            "sql::",
+        ],
         &[],
         300,
     );
@@ -510,7 +528,6 @@ const ROLE_SETTINGS: [(&str, &str); 2] = [("exit_on_error", "on"), ("row_securit
 /// session that keeps the database's settings (standard_conforming_strings off among them),
 /// return the vectors' digests and shards.
 fn legal_server_settings_keep_every_verdict() {
-    let _turn = serial();
     let dsn = dsn();
     let plain = Database::new(&dsn, "plain");
     let odd = Database::new(&dsn, "settings");
@@ -606,7 +623,6 @@ fn legal_server_settings_keep_every_verdict() {
 /// from a run, a producer run and fuzz, and nothing is left behind. Its reference schema still
 /// installs (the kit's SQL is ASCII).
 fn non_utf8_databases_are_one_line_exit_4() {
-    let _turn = serial();
     let dsn = dsn();
     let logins = || {
         sql(
@@ -686,7 +702,6 @@ fn non_utf8_databases_are_one_line_exit_4() {
 /// A superuser runner and a producer declaring 8 in flight get lanes that fit, and every case
 /// passes (before, hundreds failed on "too many connections" as the producer's fault).
 fn a_database_connection_limit_binds_a_superuser_runs_logins() {
-    let _turn = serial();
     let dsn = dsn();
     assert_eq!(
         scalar(
@@ -775,31 +790,29 @@ fn cluster_state(dsn: &str, schema: &str) -> Vec<Vec<Option<String>>> {
 }
 
 fn a_run_leaves_every_table_and_the_roles_as_found() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "asfound");
-    let before = cluster_state(&dsn, &s.schema);
+    let before = cluster_state(&s.dsn, &s.schema);
     assert!(before.len() > 10, "{before:?}");
     let out = s.run(&["-q", "sql::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(before, cluster_state(&dsn, &s.schema));
+    assert_eq!(before, cluster_state(&s.dsn, &s.schema));
 }
 
 fn sweep_spares_a_live_run_of_another_database() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "sweepa");
-    let other = Database::new(&dsn, "sweepb");
+    let other = Database::new(&s.dsn, "sweepb");
     let id = format!("{:0>12}", &suffix()[..10]);
     let role = format!("awa_conformance_{id}_login");
-    sql(&dsn, &format!("CREATE ROLE \"{role}\" LOGIN"));
+    sql(&s.dsn, &format!("CREATE ROLE \"{role}\" LOGIN"));
     // A live run on the other database: its liveness lock is held there, and its login role
     // exists with no session at this moment (between two of its cases).
     let guard = Held::open(&other.dsn(), &liveness_lock(&id));
     let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     let exists = || {
         scalar(
-            &dsn,
+            &s.dsn,
             &format!("SELECT count(*) FROM pg_roles WHERE rolname = '{role}'"),
         )
     };
@@ -808,7 +821,7 @@ fn sweep_spares_a_live_run_of_another_database() {
     // Once that run is gone, the next run's sweep removes its role.
     let out2 = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     let after_death = exists();
-    sql(&dsn, &format!("DROP ROLE IF EXISTS \"{role}\""));
+    sql(&s.dsn, &format!("DROP ROLE IF EXISTS \"{role}\""));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(out2.status.code(), Some(0), "{}", text(&out2.stderr));
     assert_eq!(while_alive, "1", "the live run's login role was dropped");
@@ -816,11 +829,11 @@ fn sweep_spares_a_live_run_of_another_database() {
 }
 
 fn install_refuses_a_different_implementation_status_names_it() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "differs");
     let status = |extra: &[&str]| {
-        let mut args = vec!["schema", "status", "--dsn", &dsn, "--schema", &s.schema];
+        let mut args = vec!["schema", "status"];
+        args.extend(s.args());
         args.extend_from_slice(extra);
         run(&args, &[], 120)
     };
@@ -847,7 +860,8 @@ fn install_refuses_a_different_implementation_status_names_it() {
         "{stdout}"
     );
     let install = |force: bool| {
-        let mut args = vec!["schema", "install", "--dsn", &dsn, "--schema", &s.schema];
+        let mut args = vec!["schema", "install"];
+        args.extend(s.args());
         if force {
             args.push("--force");
         }
@@ -860,7 +874,7 @@ fn install_refuses_a_different_implementation_status_names_it() {
     assert!(line.contains("contract_capabilities()"), "{line}");
     assert!(line.contains("--force"), "{line}");
     let caps = scalar(
-        &dsn,
+        &s.dsn,
         &format!("SELECT {}.contract_capabilities()::text", s.schema),
     );
     assert_eq!(
@@ -907,7 +921,6 @@ fn roles(dsn: &str) -> Vec<Vec<Option<String>>> {
 }
 
 fn status_missing_and_uninstall_removes_exactly_what_install_created() {
-    let _turn = serial();
     let dsn = dsn();
     let schema = format!("awa_t_uninst_{}", suffix());
     let role = format!("awa_t_uninst_role_{}", suffix());
@@ -1005,7 +1018,6 @@ fn status_missing_and_uninstall_removes_exactly_what_install_created() {
 /// OWNER TO the bounded owner needs that owner to hold CREATE on the schema, a check only
 /// superusers skip.
 fn database_owner_with_createrole_installs_runs_and_uninstalls() {
-    let _turn = serial();
     let admin = dsn();
     let tag = suffix();
     let producer = format!("awa_t_nsu_{tag}_producer");
@@ -1111,7 +1123,6 @@ fn database_owner_with_createrole_installs_runs_and_uninstalls() {
 /// compared a function's `SET search_path TO ..., 'AwaMixed'` with `'"AwaMixed"'`, so it
 /// said `different` and uninstall and a second install refused.
 fn schema_names_that_need_quotes_install_status_uninstall_reinstall() {
-    let _turn = serial();
     let dsn = dsn();
     for schema in [
         format!("AwaMixed_{}", suffix()),
@@ -1174,7 +1185,6 @@ fn schema_names_that_need_quotes_install_status_uninstall_reinstall() {
 /// `schema status` answers with its exit code: 7 when the schema differs from the reference,
 /// and lists the first 20 differences with a count of the rest (`--all`: every one).
 fn status_different_exits_7_and_bounds_the_details() {
-    let _turn = serial();
     let dsn = dsn();
     let s = Scratch::install(&dsn, "bounded");
     // 25 objects the reference does not have, and one it has, replaced.
@@ -1187,7 +1197,8 @@ fn status_different_exits_7_and_bounds_the_details() {
     );
     s.sql(&extra);
     let status = |all: bool| {
-        let mut args = vec!["schema", "status", "--dsn", &dsn, "--schema", &s.schema];
+        let mut args = vec!["schema", "status"];
+        args.extend(s.args());
         if all {
             args.push("--all");
         }

@@ -11,7 +11,7 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -19,8 +19,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use awa_conformance_runner::exit::{HARNESS, INTERRUPTED, NONCONFORMANT, SUCCESS, USAGE};
-use db_support::{dsn, main_with, run, scalar, spawn, text, Gate, Scratch};
 use serde_json::Value;
+use support::{dsn, main_with, run, scalar, spawn, text, Gate, Scratch};
 
 /// Every fuzz run here is a few seconds; only a hang reaches this.
 const BOUND_SECS: u64 = 240;
@@ -43,7 +43,7 @@ fn fuzz(args: &[&str]) -> Output {
 }
 
 fn db_fuzz(s: &Scratch, args: &[&str]) -> Output {
-    let mut all = vec!["--dsn", &s.dsn, "--schema", &s.schema];
+    let mut all = s.args();
     all.extend_from_slice(args);
     fuzz(&all)
 }
@@ -436,6 +436,8 @@ fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
             &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--seed",
             "9",
             "--seconds",
@@ -449,7 +451,7 @@ fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
         let open = scalar(
             &s.dsn,
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'awa-conformance' \
-             AND xact_start IS NOT NULL",
+             AND xact_start IS NOT NULL AND datname = current_database()",
         );
         if open != "0" {
             break;
@@ -459,7 +461,7 @@ fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
     }
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let out = db_support::wait(child, BOUND_SECS);
+    let out = support::wait(child, BOUND_SECS);
     assert_eq!(code(&out), Some(i32::from(INTERRUPTED)), "{}", show(&out));
     assert!(
         text(&out.stderr).contains("nothing was committed"),

@@ -1,13 +1,14 @@
 //! SIGINT, SIGTERM and a closed stdout stop a run cleanly: the documented exit code, every
 //! requested report written with verdict `interrupted`, and the database and cluster exactly
-//! as they were (row counts of every table of the schema, the cluster's roles, the
+//! as they were (row counts of every table of the schema, the roles of the test's world, the
 //! database's schemas), even when the signal arrives while a case is blocked mid-query and
 //! after the run created its login role and committed rows.
 //!
 //! A run that fails before its trials (exit 5 here; exit 4 is in tests/cli.rs, exit 6 in
 //! tests/adapter_hostile.rs) still writes every requested report.
 //!
-//! The tests run one at a time (they compare cluster-wide state).
+//! Each test compares its own world (database and roles, support's `Scratch`), so they
+//! run beside other tests.
 
 // Test code: a panic is the failure report, so unwrap/index/panic/eprint are the point.
 #![allow(
@@ -18,22 +19,18 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Output};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use awa_conformance_runner::exit::{INTERRUPTED, STDOUT_CLOSED, TERMINATED};
-use db_support::{dsn, main_with, scalar, spawn, sql, text, Gate, Held, Scratch};
 use serde_json::Value;
+use support::{dsn, main_with, scalar, spawn, sql, text, Gate, Held, Scratch};
 
-/// One test at a time: each compares the whole cluster's roles before and after.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Everything a run could leave behind: row counts of every table of the schema, every role
-/// of the cluster, every schema of the database.
+/// Everything a run could leave behind: row counts of every table of the schema, the roles
+/// of the test's world, every schema of its database.
 fn snapshot(s: &Scratch) -> Vec<String> {
     let mut out: Vec<String> = s
         .sql(&format!(
@@ -52,13 +49,7 @@ fn snapshot(s: &Scratch) -> Vec<String> {
         })
         .collect();
     assert!(out.len() >= 3, "expected the reference tables: {out:?}");
-    out.push(format!(
-        "roles: {}",
-        scalar(
-            &s.dsn,
-            "SELECT string_agg(rolname, ',' ORDER BY rolname) FROM pg_roles"
-        )
-    ));
+    out.push(format!("roles of the world: {}", s.roles().join(",")));
     out.push(format!(
         "schemas: {}",
         scalar(
@@ -71,13 +62,13 @@ fn snapshot(s: &Scratch) -> Vec<String> {
 
 /// Whether the run has created its login role and committed its queue widths.
 fn run_objects_exist(s: &Scratch) -> bool {
-    let roles = scalar(
-        &s.dsn,
-        "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'awa\\_conformance\\_%\\_login'",
-    );
+    let login = s
+        .roles()
+        .iter()
+        .any(|r| r.starts_with("awa_conformance_") && r.ends_with("_login"));
     let rows =
         s.sql("SELECT count(*)::text FROM @S@.queue_meta WHERE queue LIKE 'awa\\_conformance\\_%'");
-    roles != "0" && rows[0][0].as_deref() != Some("0")
+    login && rows[0][0].as_deref() != Some("0")
 }
 
 fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
@@ -143,23 +134,14 @@ impl Reports {
 }
 
 fn run_args<'a>(s: &'a Scratch, reports: &'a Reports, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--dsn",
-        &s.dsn,
-        "--schema",
-        &s.schema,
-        "--test-threads",
-        "1",
-    ];
+    let mut args = s.args();
+    args.extend(["--test-threads", "1"]);
     args.extend(reports.args());
     args.extend_from_slice(extra);
     args
 }
 
 fn sigint_mid_case_cleans_up_and_reports_interrupted() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dsn = dsn();
     let s = Scratch::install(&dsn, "sigint");
     let before = snapshot(&s);
@@ -170,7 +152,7 @@ fn sigint_mid_case_cleans_up_and_reports_interrupted() {
     });
     // Hold a case mid-query: the login role's inserts wait for this lock.
     let lock = Held::open(
-        &dsn,
+        &s.dsn,
         &format!(
             "BEGIN; LOCK TABLE \"{}\".contract_jobs IN ACCESS EXCLUSIVE MODE",
             s.schema
@@ -178,15 +160,15 @@ fn sigint_mid_case_cleans_up_and_reports_interrupted() {
     );
     wait_until("a runner backend waiting on the lock", 60, || {
         scalar(
-            &dsn,
+            &s.dsn,
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'awa-conformance' \
-             AND wait_event_type = 'Lock'",
+             AND wait_event_type = 'Lock' AND datname = current_database()",
         ) != "0"
     });
     signal(&child, rustix::process::Signal::INT);
     std::thread::sleep(Duration::from_millis(300));
     lock.release("ROLLBACK");
-    let out = db_support::wait(child, 180);
+    let out = support::wait(child, 180);
     assert_eq!(
         out.status.code(),
         Some(i32::from(INTERRUPTED)),
@@ -214,9 +196,6 @@ fn sigint_mid_case_cleans_up_and_reports_interrupted() {
 }
 
 fn sigterm_cleans_up_and_reports_interrupted() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dsn = dsn();
     let s = Scratch::install(&dsn, "sigterm");
     let before = snapshot(&s);
@@ -226,7 +205,7 @@ fn sigterm_cleans_up_and_reports_interrupted() {
         run_objects_exist(&s)
     });
     signal(&child, rustix::process::Signal::TERM);
-    let out = db_support::wait(child, 180);
+    let out = support::wait(child, 180);
     assert_eq!(
         out.status.code(),
         Some(i32::from(TERMINATED)),
@@ -265,9 +244,6 @@ fn wait_closed_stdout(mut child: Child, secs: u64) -> Output {
 }
 
 fn closed_stdout_stops_cleanly_with_141() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dsn = dsn();
     let s = Scratch::install(&dsn, "pipe");
     let before = snapshot(&s);
@@ -297,15 +273,12 @@ fn closed_stdout_stops_cleanly_with_141() {
 }
 
 fn reports_are_written_when_the_schema_is_missing() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dsn = dsn();
     let empty = Scratch::empty(&dsn, "noschema");
     let reports = Reports::new();
-    let mut args = vec!["--dsn", dsn.as_str(), "--schema", &empty.schema, "-q"];
+    let mut args = vec!["--dsn", &empty.dsn, "--schema", &empty.schema, "-q"];
     args.extend(reports.args());
-    let out = db_support::run(&args, &[], 120);
+    let out = support::run(&args, &[], 120);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&reports.json).unwrap()).unwrap();

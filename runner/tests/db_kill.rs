@@ -13,13 +13,13 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
-use db_support::{main_with, Gate};
+use support::{main_with, Gate};
 
 use std::time::{Duration, Instant};
 
-use db_support::{dsn, spawn, sql, text, wait, Scratch};
+use support::{dsn, spawn, sql, text, wait, Scratch};
 
 fn killed_connection_is_a_harness_error_not_a_hang() {
     let dsn = dsn();
@@ -29,9 +29,11 @@ fn killed_connection_is_a_harness_error_not_a_hang() {
     let child = spawn(
         &[
             "--dsn",
-            &dsn,
+            &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--report-json",
             report.to_str().unwrap(),
             "-q",
@@ -46,10 +48,12 @@ fn killed_connection_is_a_harness_error_not_a_hang() {
     let started = Instant::now();
     let mut killed = 0usize;
     while started.elapsed() < Duration::from_secs(60) && killed == 0 {
+        // Only this test's own database: other tests' runs may be going on beside it.
         let rows = sql(
-            &dsn,
+            &s.dsn,
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
              WHERE application_name = 'awa-conformance' AND pid <> pg_backend_pid() \
+               AND datname = current_database() \
                AND (state = 'idle in transaction' \
                     OR (state = 'active' AND query LIKE '%insert_job($1%'))",
         );

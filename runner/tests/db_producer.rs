@@ -12,14 +12,12 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
 use std::path::PathBuf;
 
-use db_support::{
-    cases_with, dsn, main_with, messages, run_with_report, text, Gate, Held, Scratch,
-};
 use serde_json::Value as Json;
+use support::{cases_with, dsn, main_with, messages, run_with_report, text, Gate, Held, Scratch};
 
 /// The test producer (an example of this package, built by `cargo test`), found beside the
 /// test binary: `target/<profile>/examples/test_producer`.
@@ -43,7 +41,7 @@ fn with(env: &str) -> String {
 /// No row of any run-scoped queue is left in the schema.
 fn assert_clean(s: &Scratch) {
     for table in ["contract_jobs", "queue_meta"] {
-        let n = db_support::scalar(
+        let n = support::scalar(
             &s.dsn,
             &format!(
                 "SELECT count(*) FROM \"{}\".{table} WHERE queue LIKE 'awa\\_conformance\\_%'",
@@ -104,12 +102,14 @@ fn global_key_cases_wait_for_the_one_lock() {
     let held = Held::open(&s.dsn, &format!("SELECT pg_advisory_lock{lock}"));
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
-    let child = db_support::spawn(
+    let child = support::spawn(
         &[
             "--dsn",
             &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--producer",
             &producer(),
             "--report-json",
@@ -121,10 +121,11 @@ fn global_key_cases_wait_for_the_one_lock() {
     );
     let waiting = format!(
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
-           AND classid = {GLOBAL_KEY_LOCK}::oid AND objid = 0 AND objsubid = 2"
+           AND classid = {GLOBAL_KEY_LOCK}::oid AND objid = 0 AND objsubid = 2 \
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
     );
     let started = std::time::Instant::now();
-    while db_support::scalar(&s.dsn, &waiting) == "0" {
+    while support::scalar(&s.dsn, &waiting) == "0" {
         assert!(
             started.elapsed() < std::time::Duration::from_secs(25),
             "no case waited for the global-key lock (GLOBAL_KEY_LOCK, 0)"
@@ -132,7 +133,7 @@ fn global_key_cases_wait_for_the_one_lock() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     held.release(&format!("SELECT pg_advisory_unlock{lock}"));
-    let out = db_support::wait(child, 120);
+    let out = support::wait(child, 120);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let summary = &report["summary"];
@@ -393,7 +394,7 @@ fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
 /// mistakes go unseen: the settings are what catch them.
 fn session_dependent_run_at_fails_under_the_runs_session_settings() {
     let s = Scratch::install(&dsn(), "prod_tz");
-    let utc_server = db_support::scalar(
+    let utc_server = support::scalar(
         &s.dsn,
         "SELECT (EXTRACT(timezone FROM now()) = 0 AND current_setting('DateStyle') LIKE '%MDY')::text",
     ) == "true";
@@ -714,12 +715,14 @@ fn background(
         producer()
     );
     let report = dir.join("r.json");
-    db_support::spawn(
+    support::spawn(
         &[
             "--dsn",
             &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--producer",
             &cmd,
             "--report-json",
@@ -755,7 +758,7 @@ fn stray_writes_are_removed_and_other_logins_rows_kept() {
     wait_for(&pidfile);
     // Another login (the test's own) in the same queue, inside the run's time window.
     let other = s.sql("SELECT (@S@.insert_job('awa_conformance.probe', 'stray')).job_id::text");
-    let out = db_support::wait(child, 300);
+    let out = support::wait(child, 300);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let failed = messages(&report, "failed");
@@ -766,7 +769,7 @@ fn stray_writes_are_removed_and_other_logins_rows_kept() {
             .all(|(_, m)| m.contains("layer: payload: the producer left")),
         "{failed:?}"
     );
-    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    let login = support::scalar(&s.dsn, "SELECT session_user::text");
     assert_eq!(
         stray_rows(&s),
         vec![vec![Some(login), other[0][0].clone()]],
@@ -1096,7 +1099,7 @@ fn answered_jobs_outside_the_run_are_removed_by_id_and_login() {
             .all(|(n, m)| n.contains("rp-9e6748299535") && m.contains("stored in queue \"stray\"")),
         "{failed:?}"
     );
-    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    let login = support::scalar(&s.dsn, "SELECT session_user::text");
     assert_eq!(
         stray_rows(&s),
         vec![
@@ -1172,7 +1175,7 @@ fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
     let errored = messages(&report, "errored");
     assert_eq!(errored.len(), 1, "{errored:?}");
     let message = &errored[0].1;
-    let login = db_support::scalar(&s.dsn, "SELECT session_user::text");
+    let login = support::scalar(&s.dsn, "SELECT session_user::text");
     for part in [
         format!("job {id} in queue 'elsewhere'"),
         format!("unique key {key}"),
@@ -1190,7 +1193,7 @@ fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
         .map(str::trim)
         .find(|l| l.starts_with("WITH claim AS (DELETE"))
         .unwrap_or_else(|| panic!("no removal statement in: {message}"));
-    db_support::sql(&s.dsn, statement);
+    support::sql(&s.dsn, statement);
     let (out, report) = run_with_report(&s, &["--producer", &producer(), filter]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(cases_with(&report, "passed"), vec![filter.to_owned()]);
@@ -1330,7 +1333,7 @@ fn a_request_cut_off_by_another_timeout_says_so() {
 }
 
 fn list_does_not_start_the_producer() {
-    let out = db_support::run(
+    let out = support::run(
         &[
             "--producer",
             "echo started >&2; exit 1",
@@ -1407,7 +1410,7 @@ fn library_check_applies_expected_failures() {
     use std::sync::Arc;
 
     let s = Scratch::install(&dsn(), "prod_lib");
-    let db = producer::connect(&s.dsn, &s.schema, "awa_producer").unwrap();
+    let db = producer::connect(&s.dsn, &s.schema, &s.producer).unwrap();
     let p = process::SubprocessProducer::new(
         &with("AWA_TEST_PRODUCER_MUTANT=pad_states"),
         vec![
@@ -1507,7 +1510,7 @@ fn function_schemas_accept_the_real_traffic() {
         got = got.display(),
         sent = sent.display()
     );
-    let out = db_support::run(
+    let out = support::run(
         &["--no-embedded", "--adapter", &cmd, "adapter::", "-q"],
         &[],
         120,
@@ -1558,12 +1561,14 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
         pidfile.display(),
         producer()
     );
-    let child = db_support::spawn(
+    let child = support::spawn(
         &[
             "--dsn",
             &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--producer",
             &cmd,
             "--adapter-timeout",
@@ -1590,7 +1595,7 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let out = db_support::wait(child, 60);
+    let out = support::wait(child, 60);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     assert!(started.elapsed().as_secs() < 30, "stopped within a bound");
     // Gone, or a zombie waiting for a parent that is not the runner (sh -c may fork; the
@@ -1628,7 +1633,7 @@ fn sigint_lets_the_producer_case_in_flight_finish() {
         rustix::process::Signal::INT,
     )
     .unwrap();
-    let out = db_support::wait(child, 60);
+    let out = support::wait(child, 60);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     let report = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
     let report: Json = serde_json::from_str(&report).unwrap();

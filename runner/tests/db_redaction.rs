@@ -10,9 +10,9 @@
     clippy::indexing_slicing
 )]
 
-mod db_support;
+mod support;
 
-use db_support::{dsn, main_with, run, text, Gate, Scratch};
+use support::{dsn, main_with, run, text, Gate, Scratch};
 
 use awa_conformance_runner::pg::conninfo::parse_text;
 
@@ -53,6 +53,8 @@ fn a_producer_printing_its_secrets_leaks_none_of_them() {
             &s.dsn,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--producer",
             producer,
             "--report-json",

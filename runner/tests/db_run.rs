@@ -9,15 +9,14 @@
     clippy::print_stderr
 )]
 
-mod db_support;
+mod support;
 
-use db_support::{main_with_boxed, Gate, TestFn};
+use support::{main_with, Gate};
 
-use db_support::{
-    cases_with, dsn, liveness_lock, run, run_with_report, scalar, text, Held, Scratch,
-};
+use support::{cases_with, dsn, liveness_lock, run, run_with_report, scalar, text, Held, Scratch};
 
-/// Row counts of every table of the schema, plus the run-scoped roles left in the cluster.
+/// Row counts of every table of the schema, plus the roles of the test's world (a run's login
+/// is a member of the world's producer role while it exists).
 fn snapshot(s: &Scratch) -> Vec<(String, String)> {
     let tables = s.sql(&format!(
         "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -39,13 +38,7 @@ fn snapshot(s: &Scratch) -> Vec<(String, String)> {
             (t, n)
         })
         .collect();
-    out.push((
-        "roles awa_conformance_%".to_owned(),
-        scalar(
-            &s.dsn,
-            "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'awa\\_conformance\\_%'",
-        ),
-    ));
+    out.push(("roles of the world".to_owned(), s.roles().join(",")));
     out
 }
 
@@ -169,7 +162,8 @@ fn password_never_printed_in_a_successful_run() {
     // Put a password into the DSN (trust/peer auth ignores it; md5/scram needs the real
     // one, so only add it when the DSN has none).
     let secret = "Sekr1t-pw-in-a-working-dsn";
-    let Some(with_pw) = dsn
+    let Some(with_pw) = s
+        .dsn
         .strip_prefix("postgres://")
         .or_else(|| dsn.strip_prefix("postgresql://"))
         .filter(|rest| {
@@ -194,6 +188,8 @@ fn password_never_printed_in_a_successful_run() {
             &with_pw,
             "--schema",
             &s.schema,
+            "--producer-role",
+            &s.producer,
             "--report-json",
             report.to_str().unwrap(),
             "sql::catalog::",
@@ -416,7 +412,7 @@ fn startup_sweeps_leftovers_of_killed_runs_only() {
     let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     drop(guard);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let count = |q: &str| scalar(&dsn, &q.replace("@S@", &format!("\"{}\"", s.schema)));
+    let count = |q: &str| scalar(&s.dsn, &q.replace("@S@", &format!("\"{}\"", s.schema)));
     let left = |id: &str| {
         (
             count(&format!(
@@ -493,10 +489,6 @@ fn pretty_output_starts_with_a_provenance_line() {
     assert!(!text(&out.stderr).contains("vectors root"));
 }
 
-/// The roles count of [`snapshot`] is cluster-wide and other trials create (and hold) run
-/// roles of their own: the whole-database check runs alone, every other trial shares.
-static CLUSTER: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
 fn main() {
     let tests: Vec<(&'static str, Gate, fn())> = vec![
         (
@@ -566,23 +558,5 @@ fn main() {
             pretty_output_starts_with_a_provenance_line,
         ),
     ];
-    main_with_boxed(
-        tests
-            .into_iter()
-            .map(|(name, gate, f)| {
-                let alone = name == "full_run_is_green_and_leaves_the_database_as_found";
-                let body: TestFn = Box::new(move || {
-                    // A poisoned lock only means another trial failed; its report stands.
-                    if alone {
-                        let _g = CLUSTER.write().unwrap_or_else(|e| e.into_inner());
-                        f();
-                    } else {
-                        let _g = CLUSTER.read().unwrap_or_else(|e| e.into_inner());
-                        f();
-                    }
-                });
-                (name.to_owned(), gate, body)
-            })
-            .collect(),
-    );
+    main_with(tests);
 }

@@ -20,13 +20,13 @@
     reason = "test helpers"
 )]
 
-mod db_support;
 mod sql_scan;
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use db_support::{awa_cli, dsn, main_with, run, scalar, sql, suffix, text, with_db, Gate};
+use support::{awa_cli, dsn, main_with, run, scalar, sql, suffix, text, with_db, Gate};
 
 /// A database of the cluster with the shadows planted; dropped (with the planter) on drop.
 struct Shadowed {

@@ -10,55 +10,13 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use awa_conformance_runner::exit::{HARNESS, NONCONFORMANT, SUCCESS, USAGE};
 use serde_json::Value;
 
-fn bin() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_awa-conformance"));
-    // A stray DATABASE_URL / PG* must not change these tests; AWA_REQUIRE_DB (set in CI)
-    // would turn the database-less runs below into errors.
-    for (key, _) in std::env::vars() {
-        if key == "DATABASE_URL" || key.starts_with("PG") || key == "AWA_REQUIRE_DB" {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
-}
+mod support;
 
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn code(out: &Output) -> u8 {
-    u8::try_from(out.status.code().unwrap()).unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn assert_valid_report(report: &Value) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("report.schema.json");
-    let validator = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&read_json(&path))
-        .unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "report does not validate: {errors:?}");
-}
+use support::{assert_valid_report, code, offline as run, read_json, stderr, stdout};
 
 /// What a JUnit consumer checks first: only XML 1.0 characters, and a document that parses.
 fn assert_well_formed_junit(path: &Path) -> quick_junit::Report {

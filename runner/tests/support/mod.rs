@@ -1,9 +1,12 @@
-//! Shared helpers of the DB integration tests: DSN gating, scratch schemas, running the binary.
+//! The one support module of the runner's integration tests: running the binary (with or
+//! without a database), exit codes and output, reports, and for the DB tests their gating and
+//! each test's own world ([`Scratch`]).
 //!
-//! The tests take a superuser DSN from `DATABASE_URL` (CI points it at a throwaway cluster).
+//! The DB tests take a superuser DSN from `DATABASE_URL` (CI points it at a throwaway cluster).
 //! Each DB test binary is a libtest-mimic `main` ([`main_with`]): without a DSN its tests are
 //! reported as *ignored*, unless `AWA_REQUIRE_DB=1` (set in CI), which turns a missing DSN
-//! into a failure so a green CI run always means the DB tests ran.
+//! into a failure so a green CI run always means the DB tests ran. The offline tests use
+//! [`offline`] and the output helpers.
 
 // Each test binary uses a subset; panics are the failure reports of test helpers.
 #![allow(
@@ -74,7 +77,14 @@ pub type TestFn = Box<dyn FnOnce() + Send>;
 
 /// [`main_with`] for tests built at run time (names and bodies from a table).
 pub fn main_with_boxed(tests: Vec<(String, Gate, TestFn)>) -> ! {
-    let args = libtest_mimic::Arguments::from_args();
+    let mut args = libtest_mimic::Arguments::from_args();
+    // Under cargo-nextest every test is a process of its own and `.config/nextest.toml` says
+    // which tests run alone (those that count cluster-wide state). Under plain `cargo test`
+    // nothing would keep those apart from this binary's other threads, so a DB binary runs its
+    // tests one at a time there unless told otherwise.
+    if std::env::var_os("NEXTEST").is_none() && args.test_threads.is_none() {
+        args.test_threads = Some(1);
+    }
     let trials = tests
         .into_iter()
         .map(|(name, gate, f)| {
@@ -111,29 +121,35 @@ pub fn suffix() -> String {
 
 /// Run SQL (simple query protocol, several statements) and return every row's text cells.
 pub fn sql(dsn: &str, text: &str) -> Vec<Vec<Option<String>>> {
+    try_sql(dsn, text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// [`sql`] that returns what went wrong instead of panicking (for drops).
+pub fn try_sql(dsn: &str, text: &str) -> Result<Vec<Vec<Option<String>>>, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
+        .map_err(|e| format!("runtime: {e}"))?;
     rt.block_on(async {
         let (client, conn) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
             .await
-            .unwrap_or_else(|e| panic!("connect for test SQL failed: {e}"));
+            .map_err(|e| format!("connect for test SQL failed: {e}"))?;
         let task = tokio::spawn(conn);
         let msgs = client
             .simple_query(text)
             .await
-            .unwrap_or_else(|e| panic!("test SQL failed: {e:?}\n{text}"));
+            .map_err(|e| format!("test SQL failed: {e:?}"))?;
         drop(client);
         let _ = task.await;
-        msgs.into_iter()
+        Ok(msgs
+            .into_iter()
             .filter_map(|m| match m {
                 tokio_postgres::SimpleQueryMessage::Row(r) => {
                     Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect())
                 }
                 _ => None,
             })
-            .collect()
+            .collect())
     })
 }
 
@@ -230,11 +246,20 @@ pub fn awa_cli_oldest() -> Option<std::path::PathBuf> {
     cli.is_file().then_some(cli)
 }
 
-/// `dsn` with its database replaced (URL form, as the throwaway cluster and CI give it).
+/// `dsn` with its database replaced: a URL (as the throwaway cluster and CI give it) stays a
+/// URL, a key=value string stays one.
 pub fn with_db(dsn: &str, db: &str) -> String {
-    let (head, tail) = dsn
-        .split_once("://")
-        .expect("a postgres:// URL in DATABASE_URL");
+    let Some((head, tail)) = dsn.split_once("://") else {
+        let mut pairs = awa_conformance_runner::pg::conninfo::parse_text(dsn)
+            .unwrap_or_else(|e| panic!("DATABASE_URL is neither a URL nor key=value: {e}"));
+        pairs.retain(|(k, _)| k != "dbname");
+        pairs.push(("dbname".to_owned(), db.to_owned()));
+        return pairs
+            .iter()
+            .map(|(k, v)| format!("{k}='{}'", v.replace('\\', "\\\\").replace('\'', "\\'")))
+            .collect::<Vec<_>>()
+            .join(" ");
+    };
     let (auth_host, rest) = tail.split_once('/').unwrap_or((tail, ""));
     let query = rest
         .split_once('?')
@@ -242,18 +267,37 @@ pub fn with_db(dsn: &str, db: &str) -> String {
     format!("{head}://{auth_host}/{db}{query}")
 }
 
-/// A scratch schema with the reference SQL installed (via the binary); dropped on drop.
+/// A test's own world: a database of its own, holding one schema, with a producer role (and
+/// the function owner derived from it) of its own, all named from the test's label; dropped,
+/// roles included, on drop. No test sees another's rows or roles, so DB tests need no lock
+/// between them; what counts cluster-wide state runs alone (`.config/nextest.toml`).
 pub struct Scratch {
+    /// The world's database (URL form).
     pub dsn: String,
+    /// The schema inside it (and the database's name).
     pub schema: String,
+    /// The world's producer role; its function owner is [`Scratch::owner`].
+    pub producer: String,
+    /// The cluster's DSN the database was created from (for the drop).
+    admin: String,
 }
 
 impl Scratch {
-    /// Install the reference schema into a new schema `awa_t_<suffix>`.
+    /// A new world `awa_t_<label>_<suffix>`: its database, and in it the reference schema of
+    /// that name with the producer role `<name>_producer` (installed by the binary).
     pub fn install(dsn: &str, label: &str) -> Self {
-        let schema = format!("awa_t_{label}_{}", suffix());
+        let s = Self::new(dsn, label);
         let out = run(
-            &["schema", "install", "--dsn", dsn, "--schema", &schema],
+            &[
+                "schema",
+                "install",
+                "--dsn",
+                &s.dsn,
+                "--schema",
+                &s.schema,
+                "--producer-role",
+                &s.producer,
+            ],
             &[],
             120,
         );
@@ -263,59 +307,166 @@ impl Scratch {
             "schema install failed: {}",
             text(&out.stderr)
         );
-        Self {
-            dsn: dsn.to_owned(),
-            schema,
-        }
+        s
     }
 
-    /// An empty scratch schema (for decoys).
+    /// A new world whose schema is empty (for decoys); its producer role is not created.
     pub fn empty(dsn: &str, label: &str) -> Self {
-        let schema = format!("awa_t_{label}_{}", suffix());
-        sql(dsn, &format!("CREATE SCHEMA \"{schema}\""));
+        let s = Self::new(dsn, label);
+        sql(&s.dsn, &format!("CREATE SCHEMA \"{}\"", s.schema));
+        s
+    }
+
+    fn new(dsn: &str, label: &str) -> Self {
+        let name = format!("awa_t_{label}_{}", suffix());
+        assert!(
+            name.len() <= 54,
+            "label {label:?} too long for a world name"
+        );
+        // The world's DSN first: nothing is created when it cannot be written.
+        let world = with_db(dsn, &name);
+        sql(dsn, &format!("CREATE DATABASE \"{name}\""));
         Self {
-            dsn: dsn.to_owned(),
-            schema,
+            dsn: world,
+            producer: format!("{name}_producer"),
+            schema: name,
+            admin: dsn.to_owned(),
         }
     }
 
-    /// Run the conformance suites against this schema.
+    /// The owner of the world's SECURITY DEFINER functions (schema/006_function_owner.sql).
+    pub fn owner(&self) -> String {
+        format!("{}_owner", self.schema)
+    }
+
+    /// `--dsn`, `--schema` and `--producer-role` of this world, for the binary.
+    pub fn args(&self) -> Vec<&str> {
+        vec![
+            "--dsn",
+            &self.dsn,
+            "--schema",
+            &self.schema,
+            "--producer-role",
+            &self.producer,
+        ]
+    }
+
+    /// Run the conformance suites against this world.
     pub fn run(&self, extra: &[&str]) -> Output {
-        let mut args = vec!["--dsn", &self.dsn, "--schema", &self.schema];
+        let mut args = self.args();
         args.extend_from_slice(extra);
         run(&args, &[], 300)
     }
 
-    /// Run SQL with `@S@` replaced by the quoted schema.
+    /// Run SQL in the world's database with `@S@` replaced by the quoted schema, `@P@` by the
+    /// quoted producer role and `@O@` by the quoted function owner.
     pub fn sql(&self, text: &str) -> Vec<Vec<Option<String>>> {
         sql(
             &self.dsn,
-            &text.replace("@S@", &format!("\"{}\"", self.schema)),
+            &text
+                .replace("@S@", &format!("\"{}\"", self.schema))
+                .replace("@P@", &format!("\"{}\"", self.producer))
+                .replace("@O@", &format!("\"{}\"", self.owner())),
         )
+    }
+
+    /// The roles of the cluster that belong to this world, sorted: its producer role, its
+    /// function owner, anything named from it, and every member of its producer role (a run's
+    /// temporary login is one until the run drops it). What a run could leave behind in roles.
+    pub fn roles(&self) -> Vec<String> {
+        self.try_roles().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_roles(&self) -> Result<Vec<String>, String> {
+        try_sql(
+            &self.admin,
+            &format!(
+                "SELECT r.rolname FROM pg_catalog.pg_roles r \
+                 WHERE starts_with(r.rolname, '{name}') \
+                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m \
+                               JOIN pg_catalog.pg_roles p ON p.oid = m.roleid \
+                               WHERE m.member = r.oid AND p.rolname = '{name}_producer') \
+                 ORDER BY 1",
+                name = self.schema
+            ),
+        )
+        .map(|rows| {
+            rows.into_iter()
+                .filter_map(|r| r.into_iter().next().flatten())
+                .collect()
+        })
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        // Best effort; a failed drop leaves only a scratch schema behind.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build();
-        if let Ok(rt) = rt {
-            let dsn = self.dsn.clone();
-            let schema = self.schema.clone();
-            rt.block_on(async move {
-                if let Ok((client, conn)) =
-                    tokio_postgres::connect(&dsn, tokio_postgres::NoTls).await
-                {
-                    tokio::spawn(conn);
-                    let _ = client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
-                        .await;
-                }
-            });
+        // Best effort (a failed drop leaves only this world behind): the database first, then
+        // the world's roles, whatever they still own elsewhere with them.
+        let roles = self.try_roles().unwrap_or_default();
+        let mut text = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE);", self.schema);
+        for r in roles.iter().filter(|r| !r.contains('"')) {
+            text.push_str(&format!("DROP OWNED BY \"{r}\"; DROP ROLE \"{r}\";"));
+        }
+        // One statement at a time: DROP DATABASE cannot run in a transaction block, and one
+        // role that cannot go must not keep the others.
+        for stmt in text.split_inclusive(';') {
+            let _ = try_sql(&self.admin, stmt);
         }
     }
+}
+
+/// The binary of this build (never `AWA_CONFORMANCE_BIN`) with no database in its environment:
+/// a stray `DATABASE_URL` / `PG*` must not change an offline test, and `AWA_REQUIRE_DB` (set in
+/// CI) would turn its database-less runs into errors.
+pub fn offline_command() -> Command {
+    let mut cmd = Command::new(BIN);
+    for (key, _) in std::env::vars() {
+        if key == "DATABASE_URL" || key.starts_with("PG") || key == "AWA_REQUIRE_DB" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// Run [`offline_command`] with `args` to completion.
+pub fn offline(args: &[&str]) -> Output {
+    offline_command().args(args).output().unwrap()
+}
+
+/// The exit code (a test fails on a signal).
+pub fn code(out: &Output) -> u8 {
+    u8::try_from(out.status.code().unwrap()).unwrap()
+}
+
+pub fn stdout(out: &Output) -> String {
+    text(&out.stdout)
+}
+
+pub fn stderr(out: &Output) -> String {
+    text(&out.stderr)
+}
+
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The JSON report's schema, runner/report.schema.json.
+pub fn report_schema() -> jsonschema::Validator {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("report.schema.json");
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&read_json(&path))
+        .unwrap()
+}
+
+/// Fail unless `report` validates against [`report_schema`].
+pub fn assert_valid_report(report: &serde_json::Value) {
+    let validator = report_schema();
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "report does not validate: {errors:?}");
 }
 
 pub fn text(b: &[u8]) -> String {

@@ -115,6 +115,28 @@ struct Leftover {
     roles: Vec<String>,
 }
 
+impl Leftover {
+    /// The default producer role and function owner (`awa_producer`, `awa_owner`), to drop after
+    /// the test when they do not exist before it: a test that installs under the default names
+    /// leaves the cluster's roles as it found them. Declare it before the databases.
+    fn default_roles(dsn: &str) -> Self {
+        let roles = ["awa_producer", "awa_owner"]
+            .into_iter()
+            .filter(|r| {
+                scalar(
+                    dsn,
+                    &format!("SELECT count(*) FROM pg_roles WHERE rolname = '{r}'"),
+                ) == "0"
+            })
+            .map(str::to_owned)
+            .collect();
+        Self {
+            dsn: dsn.to_owned(),
+            roles,
+        }
+    }
+}
+
 impl Drop for Leftover {
     fn drop(&mut self) {
         for r in &self.roles {
@@ -142,6 +164,7 @@ fn error_line(out: &std::process::Output) -> String {
 
 fn read_only_database_is_one_line_exit_4() {
     let dsn = dsn();
+    let _leftover = Leftover::default_roles(&dsn);
     let db = Database::new(&dsn, "ro");
     // Install first (writable), then make the database read-only for new sessions.
     let out = run(
@@ -529,6 +552,7 @@ const ROLE_SETTINGS: [(&str, &str); 2] = [("exit_on_error", "on"), ("row_securit
 /// return the vectors' digests and shards.
 fn legal_server_settings_keep_every_verdict() {
     let dsn = dsn();
+    let _leftover = Leftover::default_roles(&dsn);
     let plain = Database::new(&dsn, "plain");
     let odd = Database::new(&dsn, "settings");
     for db in [&plain, &odd] {
@@ -624,6 +648,7 @@ fn legal_server_settings_keep_every_verdict() {
 /// installs (the kit's SQL is ASCII).
 fn non_utf8_databases_are_one_line_exit_4() {
     let dsn = dsn();
+    let _leftover = Leftover::default_roles(&dsn);
     let logins = || {
         sql(
             &dsn,
@@ -703,6 +728,7 @@ fn non_utf8_databases_are_one_line_exit_4() {
 /// passes (before, hundreds failed on "too many connections" as the producer's fault).
 fn a_database_connection_limit_binds_a_superuser_runs_logins() {
     let dsn = dsn();
+    let _leftover = Leftover::default_roles(&dsn);
     assert_eq!(
         scalar(
             &dsn,

@@ -112,8 +112,13 @@ run_major() {
     out="$WORK/$major"
     mkdir -p "$out"
     printf '%s' "$bindir" >"$dir.bin"
-    eval "$(PGBIN_THROWAWAY="$bindir" PGPORT_THROWAWAY="$port" PGDIR_THROWAWAY="$dir" PGDB_THROWAWAY=postgres_matrix \
-        "$ROOT/scripts/pg-throwaway.sh" start 2>/dev/null)"
+    # The cluster's own lines go to a log, shown when it does not start (a run once lost the
+    # reason: the start printed nothing and the next line read an unset DATABASE_URL).
+    local env_line
+    env_line="$(PGBIN_THROWAWAY="$bindir" PGPORT_THROWAWAY="$port" PGDIR_THROWAWAY="$dir" PGDB_THROWAWAY=postgres_matrix \
+        "$ROOT/scripts/pg-throwaway.sh" start 2>"$out/start.log")" && [ -n "$env_line" ] ||
+        { cat "$out/start.log" >&2; fail "PostgreSQL $major: the throwaway cluster on port $port did not start (log above)"; return 1; }
+    eval "$env_line"
     local su="$DATABASE_URL"
     # A non-superuser that owns its database and may create roles: what `schema install`
     # needs (README, "What a run needs from the database").

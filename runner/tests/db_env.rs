@@ -208,16 +208,7 @@ fn missing_privileges_are_named_exit_4() {
         r = role.name
     ));
     let out = run(
-        &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "-q",
-            "sql::",
-        ],
+        &[s.args_for(&role.dsn()), vec!["-q", "sql::"]].concat(),
         &[],
         120,
     );
@@ -260,17 +251,10 @@ fn too_few_connections_is_one_line_exit_4() {
     let role = capable_runner(&s, "connlimit", "CONNECTION LIMIT 5");
     let out = run(
         &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--test-threads",
-            "2",
-            "-q",
-            "sql::",
-        ],
+            s.args_for(&role.dsn()),
+            vec!["--test-threads", "2", "-q", "sql::"],
+        ]
+        .concat(),
         &[],
         120,
     );
@@ -284,19 +268,17 @@ fn too_few_connections_is_one_line_exit_4() {
     // A producer's sessions count too (the producer is never started: preflight refuses).
     let out = run(
         &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--test-threads",
-            "2",
-            "--producer",
-            "exit 3",
-            "-q",
-            "producer::",
-        ],
+            s.args_for(&role.dsn()),
+            vec![
+                "--test-threads",
+                "2",
+                "--producer",
+                "exit 3",
+                "-q",
+                "producer::",
+            ],
+        ]
+        .concat(),
         &[],
         120,
     );
@@ -313,16 +295,7 @@ fn too_few_connections_is_one_line_exit_4() {
         &format!("ALTER ROLE \"{}\" CONNECTION LIMIT 0", role.name),
     );
     let out = run(
-        &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "-q",
-            "sql::",
-        ],
+        &[s.args_for(&role.dsn()), vec!["-q", "sql::"]].concat(),
         &[],
         120,
     );
@@ -353,17 +326,10 @@ fn lanes_fit_the_free_connection_slots() {
     );
     let out = run(
         &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--producer",
-            "exit 3",
-            "-q",
-            "producer::",
-        ],
+            s.args_for(&role.dsn()),
+            vec!["--producer", "exit 3", "-q", "producer::"],
+        ]
+        .concat(),
         &[],
         120,
     );
@@ -387,21 +353,19 @@ fn lanes_fit_the_free_connection_slots() {
     let report = dir.path().join("r.json");
     let out = run(
         &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--test-threads",
-            "2",
-            "--producer",
-            &cmd,
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            "producer::routing_precedence::",
-        ],
+            s.args_for(&role.dsn()),
+            vec![
+                "--test-threads",
+                "2",
+                "--producer",
+                &cmd,
+                "--report-json",
+                report.to_str().unwrap(),
+                "-q",
+                "producer::routing_precedence::",
+            ],
+        ]
+        .concat(),
         &[],
         300,
     );
@@ -443,16 +407,7 @@ fn role_and_database_timeouts_cannot_break_a_run() {
         ),
     );
     let out = run(
-        &[
-            "--dsn",
-            &role.dsn(),
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "-q",
-            "sql::",
-        ],
+        &[s.args_for(&role.dsn()), vec!["-q", "sql::"]].concat(),
         &[],
         300,
     );

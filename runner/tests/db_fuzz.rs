@@ -431,18 +431,11 @@ fn sigint_stops_cleanly_and_leaves_the_database_as_found() {
     let before = snapshot(&s);
     let child = spawn(
         &[
-            "fuzz",
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--seed",
-            "9",
-            "--seconds",
-            "120",
-        ],
+            vec!["fuzz"],
+            s.args(),
+            vec!["--seed", "9", "--seconds", "120"],
+        ]
+        .concat(),
         &[],
     );
     // Wait until the run holds a fuzz transaction open (the signal handler is in place by then).

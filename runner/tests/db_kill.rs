@@ -28,17 +28,10 @@ fn killed_connection_is_a_harness_error_not_a_hang() {
     let report = dir.path().join("r.json");
     let child = spawn(
         &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            "sql::",
-        ],
+            s.args(),
+            vec!["--report-json", report.to_str().unwrap(), "-q", "sql::"],
+        ]
+        .concat(),
         &[],
     );
     // Kill runner backends once a case is running (an insert_job call is in flight or a

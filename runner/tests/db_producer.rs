@@ -104,19 +104,17 @@ fn global_key_cases_wait_for_the_one_lock() {
     let report = dir.path().join("r.json");
     let child = support::spawn(
         &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--producer",
-            &producer(),
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            "producer::unique_key::",
-        ],
+            s.args(),
+            vec![
+                "--producer",
+                &producer(),
+                "--report-json",
+                report.to_str().unwrap(),
+                "-q",
+                "producer::unique_key::",
+            ],
+        ]
+        .concat(),
         &[],
     );
     let waiting = format!(
@@ -717,19 +715,17 @@ fn background(
     let report = dir.join("r.json");
     support::spawn(
         &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--producer",
-            &cmd,
-            "--report-json",
-            report.to_str().unwrap(),
-            "-q",
-            filter,
-        ],
+            s.args(),
+            vec![
+                "--producer",
+                &cmd,
+                "--report-json",
+                report.to_str().unwrap(),
+                "-q",
+                filter,
+            ],
+        ]
+        .concat(),
         &[],
     )
 }
@@ -1563,19 +1559,17 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
     );
     let child = support::spawn(
         &[
-            "--dsn",
-            &s.dsn,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--producer",
-            &cmd,
-            "--adapter-timeout",
-            "600",
-            "-q",
-            "producer::ordering_shard::",
-        ],
+            s.args(),
+            vec![
+                "--producer",
+                &cmd,
+                "--adapter-timeout",
+                "600",
+                "-q",
+                "producer::ordering_shard::",
+            ],
+        ]
+        .concat(),
         &[],
     );
     // The first w64 case comes within a few cases of the start; then the producer sleeps.

@@ -184,16 +184,10 @@ fn password_never_printed_in_a_successful_run() {
     let report = dir.path().join("r.json");
     let out = run(
         &[
-            "--dsn",
-            &with_pw,
-            "--schema",
-            &s.schema,
-            "--producer-role",
-            &s.producer,
-            "--report-json",
-            report.to_str().unwrap(),
-            "sql::catalog::",
-        ],
+            s.args_for(&with_pw),
+            vec!["--report-json", report.to_str().unwrap(), "sql::catalog::"],
+        ]
+        .concat(),
         &[],
         120,
     );

@@ -341,9 +341,14 @@ impl Scratch {
 
     /// `--dsn`, `--schema` and `--producer-role` of this world, for the binary.
     pub fn args(&self) -> Vec<&str> {
+        self.args_for(&self.dsn)
+    }
+
+    /// [`Scratch::args`] with another login's DSN of this world's database.
+    pub fn args_for<'a>(&'a self, dsn: &'a str) -> Vec<&'a str> {
         vec![
             "--dsn",
-            &self.dsn,
+            dsn,
             "--schema",
             &self.schema,
             "--producer-role",
@@ -567,14 +572,8 @@ pub fn messages(report: &serde_json::Value, status: &str) -> Vec<(String, String
 
 /// Names of cases with the given status in a report.
 pub fn cases_with(report: &serde_json::Value, status: &str) -> Vec<String> {
-    report["cases"]
-        .as_array()
-        .map(|cases| {
-            cases
-                .iter()
-                .filter(|c| c["status"] == status)
-                .filter_map(|c| c["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    messages(report, status)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
 }

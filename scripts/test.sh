@@ -48,7 +48,12 @@ export PATH
 if [ "${AWA_SKIP_INSTALL:-0}" != 1 ]; then
     bash "$ROOT/scripts/install-deps.sh" "$TIER"
 fi
-# install-deps.sh may have just created the venv.
+# install-deps.sh may have just created the venv and target/tools (on a fresh machine neither
+# existed when PATH was set above, and a step that finds no cargo-nextest fails in 0 s).
+for d in /usr/local/go/bin "$HOME/.cargo/bin" "$ROOT/target/tools/bin" "$ROOT/.venv/bin"; do
+    if [ -d "$d" ] && [[ ":$PATH:" != *":$d:"* ]]; then PATH="$d:$PATH"; fi
+done
+# The venv's bin first even before it exists (a later step may create it).
 [[ ":$PATH:" == *":$ROOT/.venv/bin:"* ]] || PATH="$ROOT/.venv/bin:$PATH"
 # The bindings are built and installed into the same venv.
 export AWA_VENV="$ROOT/.venv"

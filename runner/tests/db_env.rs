@@ -340,15 +340,7 @@ fn lanes_fit_the_free_connection_slots() {
         "{line}"
     );
     sql(&s.dsn, &format!("GRANT \"{owner}\" TO \"{}\"", role.name));
-    let exe = std::env::current_exe().unwrap();
-    let producer = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join("test_producer");
-    let cmd = format!("AWA_TEST_PRODUCER_IN_FLIGHT=8 {}", producer.display());
+    let cmd = support::test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=8");
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.json");
     let out = run(
@@ -418,16 +410,6 @@ fn role_and_database_timeouts_cannot_break_a_run() {
         text(&out.stderr),
         text(&out.stdout)
     );
-}
-
-/// The test producer built beside this test binary, with `env` before it.
-fn test_producer(env: &str) -> String {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    format!(
-        "{env} {}",
-        dir.join("examples").join("test_producer").display()
-    )
 }
 
 /// Each case's name and status in a run's JSON report, sorted.
@@ -568,7 +550,7 @@ fn legal_server_settings_keep_every_verdict() {
         assert_eq!(got, want, "{}", v["id"]);
     }
     // The whole run, and a producer run with requests in flight, as on the default database.
-    let producer = test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=4");
+    let producer = support::test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=4");
     for args in [
         vec!["sql::"],
         vec![
@@ -611,7 +593,7 @@ fn non_utf8_databases_are_one_line_exit_4() {
         )
     };
     let before = logins();
-    let producer = test_producer("");
+    let producer = support::test_producer("");
     for encoding in ["KOI8R", "LATIN1", "SQL_ASCII"] {
         let name = format!("awa_t_enc_{}", suffix());
         sql(
@@ -702,7 +684,7 @@ fn a_database_connection_limit_binds_a_superuser_runs_logins() {
         &dsn,
         &format!("ALTER DATABASE \"{}\" CONNECTION LIMIT 14", db.name),
     );
-    let producer = test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=8");
+    let producer = support::test_producer("AWA_TEST_PRODUCER_IN_FLIGHT=8");
     let (code, got, stderr, report) = run_report(
         &db.dsn(),
         &[

@@ -317,25 +317,9 @@ fn wrong_adapter_is_found_and_its_vector_replays() {
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
 }
 
-/// The engine's test producer (an example of this package, built by `cargo test`), found
-/// beside the test binary: `target/<profile>/examples/test_producer`.
-fn test_producer(mutant: Option<&str>) -> String {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/test_producer");
-    assert!(
-        p.exists(),
-        "{} is missing: `cargo test -p awa-conformance` builds it",
-        p.display()
-    );
-    match mutant {
-        Some(m) => format!("AWA_TEST_PRODUCER_MUTANT={m} {}", p.display()),
-        None => p.display().to_string(),
-    }
+/// The engine's test producer, right or as the named fake.
+fn test_producer(fake: Option<&str>) -> String {
+    fake.map_or_else(|| support::test_producer(""), |f| support::fake(f, ""))
 }
 
 /// --producer: the engine judges random enqueues; a correct producer passes and leaves the

@@ -17,26 +17,9 @@ mod support;
 use std::path::PathBuf;
 
 use serde_json::Value as Json;
-use support::{cases_with, dsn, main_with, messages, run_with_report, text, Gate, Held, Scratch};
-
-/// The test producer (an example of this package, built by `cargo test`), found beside the
-/// test binary: `target/<profile>/examples/test_producer`.
-fn producer() -> String {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let p: PathBuf = dir.join("examples").join("test_producer");
-    assert!(
-        p.exists(),
-        "{} is missing: build it with `cargo test -p awa-conformance --example test_producer` \
-         (cargo test builds examples)",
-        p.display()
-    );
-    p.display().to_string()
-}
-
-fn with(env: &str) -> String {
-    format!("{env} {}", producer())
-}
+use support::{
+    cases_with, dsn, fake, messages, run_with_report, test_producer, text, Gate, Held, Scratch,
+};
 
 /// No row of any run-scoped queue is left in the schema.
 fn assert_clean(s: &Scratch) {
@@ -54,7 +37,7 @@ fn assert_clean(s: &Scratch) {
 
 fn correct_producer_passes_every_case() {
     let s = Scratch::install(&dsn(), "prod_ok");
-    let cmd = with("AWA_TEST_PRODUCER_TRACE=1");
+    let cmd = test_producer("AWA_TEST_PRODUCER_TRACE=1");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
     assert_eq!(
         out.status.code(),
@@ -107,7 +90,7 @@ fn global_key_cases_wait_for_the_one_lock() {
             s.args(),
             vec![
                 "--producer",
-                &producer(),
+                &test_producer(""),
                 "--report-json",
                 report.to_str().unwrap(),
                 "-q",
@@ -143,26 +126,43 @@ fn global_key_cases_wait_for_the_one_lock() {
     assert_clean(&s);
 }
 
-/// Run a mutant on `filter`; every failure must name `layer`; returns the failed cases.
-fn mutant_fails(mutant: &str, trace: bool, filter: &str, layer: &str) -> Vec<(String, String)> {
-    let s = Scratch::install(&dsn(), "prod_mut");
-    let cmd = with(&format!(
-        "AWA_TEST_PRODUCER_MUTANT={mutant} AWA_TEST_PRODUCER_TRACE={}",
-        u8::from(trace)
-    ));
+/// One row of runner/tests/producers/fakes.json with an `expect`: the fake run over its
+/// `filter` exits 1; every failure names its layer (in the message and as the report's
+/// `layer` field) and holds every `message_has` string and one of `message_has_one_of`;
+/// `failed` bounds their count, `failed_cases` lists them exactly and `failed_include` names
+/// some; nothing errors and no row of the run is left.
+fn fake_fails(row: &Json) {
+    let name = row["name"].as_str().unwrap();
+    let expect = &row["expect"];
+    let strings = |key: &str| -> Vec<String> {
+        expect[key]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    let s = Scratch::install(&dsn(), "prod_fake");
+    let trace = if expect["trace"] == true {
+        "AWA_TEST_PRODUCER_TRACE=1"
+    } else {
+        ""
+    };
+    let cmd = fake(name, trace);
+    let filter = expect["filter"].as_str().unwrap();
     let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{mutant}: {}",
-        text(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stderr));
     let failed = messages(&report, "failed");
-    assert!(!failed.is_empty(), "{mutant} passed");
-    for (name, message) in &failed {
+    assert!(!failed.is_empty(), "{name} passed");
+    let (all, one_of) = (strings("message_has"), strings("message_has_one_of"));
+    for (case, message) in &failed {
+        for want in &all {
+            assert!(
+                message.contains(want.as_str()),
+                "{name}: {case} does not say {want:?}: {message}"
+            );
+        }
         assert!(
-            message.contains(layer),
-            "{mutant}: {name} does not name layer {layer:?}: {message}"
+            one_of.is_empty() || one_of.iter().any(|w| message.contains(w.as_str())),
+            "{name}: {case} says none of {one_of:?}: {message}"
         );
     }
     // The layer is data in the report too, the one the message names.
@@ -172,92 +172,93 @@ fn mutant_fails(mutant: &str, trace: bool, filter: &str, layer: &str) -> Vec<(St
             let message = case["message"].as_str().unwrap_or_default();
             assert!(
                 !field.is_empty() && message.starts_with(&format!("layer: {field}: ")),
-                "{mutant}: {} has layer field {field:?}: {message}",
+                "{name}: {} has layer field {field:?}: {message}",
                 case["name"]
             );
         }
     }
-    assert!(messages(&report, "errored").is_empty(), "{mutant}");
+    if let Some(n) = expect["failed"]["exactly"].as_u64() {
+        assert_eq!(failed.len() as u64, n, "{name}: {failed:?}");
+    }
+    if let Some(n) = expect["failed"]["at_least"].as_u64() {
+        assert!(failed.len() as u64 >= n, "{name}: {} failed", failed.len());
+    }
+    let mut names: Vec<String> = failed.iter().map(|(n, _)| n.clone()).collect();
+    names.sort_unstable();
+    let exact = strings("failed_cases");
+    assert!(exact.is_empty() || names == exact, "{name}: {names:?}");
+    for want in strings("failed_include") {
+        assert!(
+            names.contains(&want),
+            "{name}: {want} did not fail: {names:?}"
+        );
+    }
+    assert!(messages(&report, "errored").is_empty(), "{name}");
     assert_clean(&s);
-    failed
 }
 
-fn producer_that_never_sends_ordering_keys_fails() {
-    let failed = mutant_fails(
-        "no_ordering_key",
-        false,
-        "producer::ordering_shard::",
-        "layer: SQL call encoding",
-    );
-    assert_eq!(
-        failed.len(),
-        20 * 5,
-        "every ordering key case at every width"
-    );
-    assert!(
-        failed[0].1.contains("ordering key was not sent"),
-        "{}",
-        failed[0].1
-    );
-}
-
-fn producer_that_drops_the_concurrency_key_fails() {
-    let failed = mutant_fails(
-        "drop_concurrency_key",
-        false,
-        "producer::concurrency_shard::",
-        "concurrency key did not arrive as requested",
-    );
-    assert_eq!(failed.len(), 30 * 5);
-}
-
-fn producer_that_hashes_json_with_spaces_fails_at_canonical_json() {
-    // With a trace the layer is named exactly.
-    let failed = mutant_fails(
-        "json_separators",
-        true,
-        "producer::unique_key::",
-        "layer: canonical JSON",
-    );
-    assert!(failed.len() >= 10, "{}", failed.len());
-    assert!(
-        failed.iter().all(|(_, m)| m.contains("vector uk-")),
-        "descriptions shown"
-    );
-}
-
-fn producer_that_drops_the_period_bucket_fails_at_the_preimage() {
-    // Without a trace the near-miss key names the mistake.
-    let failed = mutant_fails(
-        "drop_period",
-        false,
-        "producer::unique_key::",
-        "without the period bucket",
-    );
-    assert!(!failed.is_empty());
-}
-
-fn producer_that_pads_unique_states_fails() {
-    let failed = mutant_fails(
-        "pad_states",
-        false,
-        "producer::refusal::unique_states_4_bits",
-        "padded",
-    );
-    assert_eq!(failed.len(), 1);
-    assert!(failed[0].1.contains("11110000"), "{}", failed[0].1);
-}
-
-/// The row-count rule (contract::judge::row_count): a producer that stores a job twice fails
-/// the payload layer, though every job it answers is routed right.
-fn producer_that_stores_each_job_twice_fails_on_the_row_count() {
-    let failed = mutant_fails(
-        "twice",
-        false,
-        "producer::routing_precedence::",
-        "layer: payload: the producer left 2 job rows for 1 accepted requests",
-    );
-    assert!(failed.len() >= 5, "{failed:?}");
+/// Every fake the tests name is a row of the table (the test producer refuses any other), a
+/// row names a known parameter kind, and a row with no `expect` is named by some test here or
+/// in another DB test, so no row is dead. The test producer's refusal is shown too.
+fn every_fake_is_a_table_row_and_used() {
+    let rows = support::fakes();
+    let sources: String = ["db_producer.rs", "db_fuzz.rs", "db_env.rs", "db_shadow.rs"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(format!("{}/tests/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for row in &rows {
+        let name = row["name"].as_str().unwrap();
+        assert!(seen.insert(name), "fakes.json: {name} twice");
+        assert!(
+            matches!(row["takes"].as_str(), None | Some("case" | "number")),
+            "fakes.json: {name} takes {}",
+            row["takes"]
+        );
+        assert!(
+            !row["what"].as_str().unwrap_or_default().is_empty(),
+            "fakes.json: {name} says not what it does"
+        );
+        if row.get("expect").is_none() {
+            let used = sources.contains(&format!("\"{name}\""))
+                || sources.contains(&format!("\"{name}="))
+                || sources.contains(&format!("{name}_on"));
+            assert!(
+                used,
+                "fakes.json: no test uses the fake {name} and it has no `expect`"
+            );
+        }
+    }
+    // A misspelt fake, a missing or an unwanted parameter: refused before anything is done.
+    for (switch, says) in [
+        ("drop_argz", "no fake named \"drop_argz\""),
+        ("hang_on", "write hang_on=<case>"),
+        ("crash_after=soon", "write crash_after=<number>"),
+        ("twice=3", "takes no parameter"),
+    ] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(fake(switch, ""))
+            .env("AWA_CONFORMANCE_DSN", "postgres://nowhere.invalid/x")
+            .env("AWA_CONFORMANCE_SCHEMA", "awa")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{switch}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{switch}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{switch}: said hello");
+    }
 }
 
 /// The coverage rule (contract::judge::coverage): a producer that declares `enqueue` and
@@ -265,7 +266,7 @@ fn producer_that_stores_each_job_twice_fails_on_the_row_count() {
 /// filter that leaves `producer::coverage` out, the same run only shows the skips.
 fn producer_that_skips_what_it_declares_fails_coverage() {
     let s = Scratch::install(&dsn(), "prod_skip");
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=skip_on=producer::");
+    let cmd = fake("skip_on=producer::", "");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let failed = messages(&report, "failed");
@@ -301,7 +302,7 @@ fn producer_that_skips_what_it_declares_fails_coverage() {
 /// say the same.
 fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
     let s = Scratch::install(&dsn(), "prod_feat");
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=skip_on=producer::concurrency_shard::");
+    let cmd = fake("skip_on=producer::concurrency_shard::", "");
     let dir = tempfile::tempdir().unwrap();
     let (junit, markdown) = (dir.path().join("j.xml"), dir.path().join("s.md"));
     let (out, report) = run_with_report(
@@ -365,7 +366,7 @@ fn skipped_features_are_named_and_a_skipped_core_feature_fails() {
 
     // One refusal case skipped of an optional feature: conformant, refusals not checked.
     let one = "producer::refusal::ordering_key_too_long";
-    let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT=skip_on={one}"));
+    let cmd = fake(&format!("skip_on={one}"), "");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -397,7 +398,7 @@ fn session_dependent_run_at_fails_under_the_runs_session_settings() {
         "SELECT (EXTRACT(timezone FROM now()) = 0 AND current_setting('DateStyle') LIKE '%MDY')::text",
     ) == "true";
     for mutant in ["naive_run_at", "mdy_run_at"] {
-        let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT={mutant}"));
+        let cmd = fake(mutant, "");
         let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::payload::"]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{mutant}: {stderr}");
@@ -444,7 +445,10 @@ fn session_dependent_run_at_fails_under_the_runs_session_settings() {
         }
     }
     // The correct producer passes under the same settings.
-    let (out, _) = run_with_report(&s, &["--producer", &producer(), "producer::payload::"]);
+    let (out, _) = run_with_report(
+        &s,
+        &["--producer", &test_producer(""), "producer::payload::"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_clean(&s);
 }
@@ -460,7 +464,7 @@ fn the_producer_gets_its_dsn_as_a_url_too() {
         "printf '%s\\n%s\\n' \"$AWA_CONFORMANCE_DSN_URL\" \"$AWA_CONFORMANCE_DSN\" > {}; \
          exec {}",
         seen.display(),
-        producer()
+        test_producer("")
     );
     let (out, _) = run_with_report(&s, &["--producer", &cmd, "producer::payload::defaults"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -475,68 +479,6 @@ fn the_producer_gets_its_dsn_as_a_url_too() {
     assert_clean(&s);
 }
 
-/// A job id the database does not hold is not an encoding mistake: the payload layer says the
-/// job is not there, on accepted and refused cases alike.
-fn producer_that_answers_a_made_up_id_fails_at_the_payload() {
-    let failed = mutant_fails("made_up_id", false, "producer::refusal::", "layer: payload");
-    assert!(
-        failed
-            .iter()
-            .all(|(_, m)| m.contains("does not hold") || m.contains("keeps no job")),
-        "{failed:?}"
-    );
-    assert!(failed
-        .iter()
-        .any(|(n, _)| n == "producer::refusal::duplicate"));
-}
-
-/// A duplicate answered with the first job's id (ON CONFLICT, or a caught 23505) is named as
-/// such, in the payload layer, not as another unique key sent.
-fn producer_that_swallows_the_duplicate_fails_naming_it() {
-    let failed = mutant_fails(
-        "swallow_duplicate",
-        false,
-        "producer::refusal::duplicate",
-        "a swallowed 23505",
-    );
-    assert_eq!(failed.len(), 1, "{failed:?}");
-    assert!(failed[0].1.contains("layer: payload"), "{}", failed[0].1);
-}
-
-/// The payload rule (contract::judge::judge_payload, revision 1.2): a producer that computes
-/// the unique key from the args but stores `{}` fails the payload layer on the cases with args.
-fn producer_that_drops_the_args_fails_at_the_payload() {
-    let failed = mutant_fails(
-        "drop_args",
-        false,
-        "producer::unique_key::",
-        "layer: payload: the producer stored args other than asked",
-    );
-    assert!(failed.len() >= 10, "{}", failed.len());
-}
-
-/// Protocol 3's metadata is judged: a producer that never sends it fails the payload layer,
-/// naming the field, on the cases that ask for metadata, and only there.
-fn producer_that_drops_the_metadata_fails_at_the_payload() {
-    let failed = mutant_fails(
-        "drop_metadata",
-        false,
-        "producer::payload::",
-        "layer: payload",
-    );
-    let mut names: Vec<&str> = failed.iter().map(|(n, _)| n.as_str()).collect();
-    names.sort_unstable();
-    assert_eq!(
-        names,
-        ["producer::payload::all", "producer::payload::metadata"],
-        "{failed:?}"
-    );
-    assert!(
-        failed.iter().all(|(_, m)| m.contains("metadata")),
-        "{failed:?}"
-    );
-}
-
 /// ADR 0053: a producer written for protocol 2 keeps working unchanged. It is never sent a
 /// member or form its protocol does not define (the test producer fails any request that
 /// carries one): the cases that need protocol 3 are not applicable with the reason, the rest
@@ -544,7 +486,7 @@ fn producer_that_drops_the_metadata_fails_at_the_payload() {
 /// verdict covers metadata and max_attempts only as their defaults.
 fn protocol_2_producer_keeps_working_and_is_told_what_it_lacks() {
     let s = Scratch::install(&dsn(), "prod_p2");
-    let cmd = with("AWA_TEST_PRODUCER_PROTOCOL=2");
+    let cmd = test_producer("AWA_TEST_PRODUCER_PROTOCOL=2");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::payload::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let na = messages(&report, "not_applicable");
@@ -586,7 +528,7 @@ fn protocol_2_producer_keeps_working_and_is_told_what_it_lacks() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // The compact `nested` form is not sent to a protocol 2 program that does not declare it.
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=nested_unknown");
+    let cmd = fake("nested_unknown", "");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::unique_key::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let na = messages(&report, "not_applicable");
@@ -598,7 +540,7 @@ fn protocol_2_producer_keeps_working_and_is_told_what_it_lacks() {
         &s,
         &[
             "--producer",
-            &producer(),
+            &test_producer(""),
             "--exact",
             "producer::payload::all",
         ],
@@ -618,7 +560,7 @@ fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
         ("garbage_on=::w7", "producer::concurrency_shard::", 30),
         ("hang_on=::w8", "producer::concurrency_digest::", 30),
     ] {
-        let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT={mutant}"));
+        let cmd = fake(mutant, "");
         let (out, report) =
             run_with_report(&s, &["--producer", &cmd, "--adapter-timeout", "1", filter]);
         let errored = messages(&report, "errored");
@@ -661,7 +603,7 @@ fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
 /// every other case passes (without the kill, each late answer would break the next case).
 fn a_late_answer_never_serves_the_next_case() {
     let s = Scratch::install(&dsn(), "prod_late");
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=late_on=::w7");
+    let cmd = fake("late_on=::w7", "");
     let (out, report) = run_with_report(
         &s,
         &[
@@ -707,10 +649,9 @@ fn background(
     mutant: &str,
     filter: &str,
 ) -> std::process::Child {
-    let cmd = format!(
-        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT={mutant} {}",
-        dir.join("pid").display(),
-        producer()
+    let cmd = fake(
+        mutant,
+        &format!("AWA_TEST_PRODUCER_PIDFILE={}", dir.join("pid").display()),
     );
     let report = dir.join("r.json");
     support::spawn(
@@ -782,7 +723,8 @@ fn stray_writes_are_removed_and_other_logins_rows_kept() {
 fn one_case_leaving_an_extra_row_fails_alone() {
     let s = Scratch::install(&dsn(), "prod_extra");
     let filter = "producer::routing_precedence::";
-    let (out, report) = run_with_report(&s, &["--producer", &producer(), "--timings", filter]);
+    let (out, report) =
+        run_with_report(&s, &["--producer", &test_producer(""), "--timings", filter]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let passed: Vec<String> = cases_with(&report, "passed")
         .into_iter()
@@ -831,7 +773,7 @@ fn one_case_leaving_an_extra_row_fails_alone() {
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
     assert!(invalid.is_empty(), "the timings report: {invalid:?}");
-    let (_, plain) = run_with_report(&s, &["--producer", &producer(), filter]);
+    let (_, plain) = run_with_report(&s, &["--producer", &test_producer(""), filter]);
     assert!(
         plain.get("timings").is_none(),
         "a section without --timings"
@@ -847,7 +789,7 @@ fn one_case_leaving_an_extra_row_fails_alone() {
         1
     );
     for how in ["twice_on", "stray_on"] {
-        let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT={how}={victim}"));
+        let cmd = fake(&format!("{how}={victim}"), "");
         let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
         assert_eq!(out.status.code(), Some(1), "{how}: {}", text(&out.stderr));
         let failed = messages(&report, "failed");
@@ -890,7 +832,7 @@ fn several_in_flight_keep_every_verdict() {
         "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_PEAK={}",
         peak.display()
     );
-    let (out, report) = run_with_report(&s, &["--producer", &with(&four), filter]);
+    let (out, report) = run_with_report(&s, &["--producer", &test_producer(&four), filter]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let held: u64 = std::fs::read_to_string(&peak).unwrap().parse().unwrap();
     assert!(held > 1, "the producer never held more than {held} request");
@@ -901,7 +843,13 @@ fn several_in_flight_keep_every_verdict() {
     );
     let (one_out, one) = run_with_report(
         &s,
-        &["--producer", &with(&four), "--test-threads", "1", filter],
+        &[
+            "--producer",
+            &test_producer(&four),
+            "--test-threads",
+            "1",
+            filter,
+        ],
     );
     assert_eq!(one_out.status.code(), Some(0), "{}", text(&one_out.stderr));
     let held_alone: u64 = std::fs::read_to_string(&peak).unwrap().parse().unwrap();
@@ -954,9 +902,7 @@ fn several_in_flight_keep_every_verdict() {
         .nth(passed.len() / 2)
         .unwrap();
     for how in ["twice_on", "stray_on"] {
-        let cmd = with(&format!(
-            "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT={how}={victim}"
-        ));
+        let cmd = fake(&format!("{how}={victim}"), "AWA_TEST_PRODUCER_IN_FLIGHT=4");
         let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
         assert_eq!(out.status.code(), Some(1), "{how}: {}", text(&out.stderr));
         let failed = messages(&report, "failed");
@@ -982,9 +928,10 @@ fn several_in_flight_keep_every_verdict() {
     // A job written into the queue of another request in flight: the case it lands in fails
     // beside others and passes alone, and so does the writer; the producer as a whole fails
     // (producer::coverage) and names the case touched, with how to find the writer.
-    let cmd = with(&format!(
-        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=cross_on={victim}"
-    ));
+    let cmd = fake(
+        &format!("cross_on={victim}"),
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4",
+    );
     let (out, report) = run_with_report(&s, &["--producer", &cmd, "producer::"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let failed = messages(&report, "failed");
@@ -1020,9 +967,10 @@ fn several_in_flight_keep_every_verdict() {
     // A wrong answer beside others (the job stored in another queue, and answered) is the
     // case's own: it fails naming the requests in flight with it and how to reproduce it, and
     // every later case runs alone.
-    let cmd = with(&format!(
-        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=misroute_on={victim}"
-    ));
+    let cmd = fake(
+        &format!("misroute_on={victim}"),
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4",
+    );
     let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let failed = messages(&report, "failed");
@@ -1042,7 +990,7 @@ fn several_in_flight_keep_every_verdict() {
     }
     assert_clean(&s);
 
-    let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=crash_after=7");
+    let cmd = fake("crash_after=7", "AWA_TEST_PRODUCER_IN_FLIGHT=4");
     let (out, report) = run_with_report(&s, &["--producer", &cmd, filter]);
     assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
     assert!(
@@ -1075,7 +1023,7 @@ fn answered_jobs_outside_the_run_are_removed_by_id_and_login() {
          VALUES ('awa_conformance.probe', 'stray', '{}', 'available', 2, 25, now(), now(), \
              '{}', '{}', 0, 'rotor', 'another_login') RETURNING id::text",
     );
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=misroute_on=rp-9e6748299535");
+    let cmd = fake("misroute_on=rp-9e6748299535", "");
     let (out, report) = run_with_report(
         &s,
         &[
@@ -1127,7 +1075,7 @@ fn an_answered_foreign_job_is_never_removed() {
                     (SELECT count(*) FROM @S@.job_unique_claims WHERE job_id = {id})::text"
         ))
     };
-    let cmd = with(&format!("AWA_TEST_PRODUCER_MUTANT=foreign_id={id}"));
+    let cmd = fake(&format!("foreign_id={id}"), "");
     let filter = "producer::routing_precedence::rp-9e6748299535";
     for own_dsn in [false, true] {
         let mut args = vec!["--producer", cmd.as_str()];
@@ -1166,7 +1114,7 @@ fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
         .clone()
         .unwrap();
     let filter = "producer::unique_key::uk-12500e5131e3";
-    let (out, report) = run_with_report(&s, &["--producer", &producer(), filter]);
+    let (out, report) = run_with_report(&s, &["--producer", &test_producer(""), filter]);
     assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
     let errored = messages(&report, "errored");
     assert_eq!(errored.len(), 1, "{errored:?}");
@@ -1190,20 +1138,28 @@ fn a_foreign_job_holding_the_key_is_named_with_its_removal() {
         .find(|l| l.starts_with("WITH claim AS (DELETE"))
         .unwrap_or_else(|| panic!("no removal statement in: {message}"));
     support::sql(&s.dsn, statement);
-    let (out, report) = run_with_report(&s, &["--producer", &producer(), filter]);
+    let (out, report) = run_with_report(&s, &["--producer", &test_producer(""), filter]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(cases_with(&report, "passed"), vec![filter.to_owned()]);
     assert_clean(&s);
 }
 
-/// A producer that hangs on every request: after --max-consecutive-timeouts (here 2) timeouts
-/// in a row the run stops as a harness error (exit 6, verdict error) naming the count, every
-/// other case is recorded as not run (or, if it was already waiting for the producer, as not
-/// asked), the report is written and no row is left. Without the limit every case would
-/// wait for its own timeout (errored, one by one).
-fn a_producer_hanging_on_every_request_stops_the_run() {
+/// A producer that stops answering does not cost a timeout per case: after
+/// `--max-consecutive-timeouts` timeouts in a row the run stops as a harness error (exit 6,
+/// verdict error) naming the count, every other case is recorded as not run (or, if it was
+/// already waiting for the producer, as not asked), the report is written and no row is left.
+/// A row per number of requests in flight: with several (ADR 0057) a timeout's restart cuts
+/// the other requests in flight off, and those are no answers, so the count of timeouts in a
+/// row still reaches the limit and the run stops within a few cycles of that many requests.
+const HANGING: [(&str, &str, u64); 2] = [
+    // (name, the producer's environment, at most this many cases errored)
+    ("one_in_flight", "", 2 + 4),
+    ("four_in_flight", "AWA_TEST_PRODUCER_IN_FLIGHT=4", 3 * 4 + 4),
+];
+
+fn a_hanging_producer_stops_the_run(env: &str, max_errored: u64) {
     let s = Scratch::install(&dsn(), "prod_hang");
-    let cmd = with("AWA_TEST_PRODUCER_MUTANT=hang_on=producer::");
+    let cmd = fake("hang_on=producer::", env);
     let (out, report) = run_with_report(
         &s,
         &[
@@ -1218,11 +1174,11 @@ fn a_producer_hanging_on_every_request_stops_the_run() {
     );
     assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
     assert_eq!(report["verdict"], "error");
-    let timed_out: Vec<(String, String)> = messages(&report, "errored")
+    let timed_out = messages(&report, "errored")
         .into_iter()
         .filter(|(_, m)| m.contains("did not answer within 1s"))
-        .collect();
-    assert_eq!(timed_out.len(), 2, "{timed_out:?}");
+        .count();
+    assert!(timed_out >= 2, "{timed_out}");
     let errors = report["run_errors"].to_string();
     assert!(
         errors.contains("on 2 requests in a row") && errors.contains("--max-consecutive-timeouts"),
@@ -1237,46 +1193,12 @@ fn a_producer_hanging_on_every_request_stops_the_run() {
     assert!(total > 100, "{summary}");
     assert_eq!(ignored + errored, total, "{summary}");
     assert!(
-        errored <= 2 + 4,
+        errored <= max_errored,
         "only cases already waiting are not asked: {summary}"
     );
     assert!(messages(&report, "ignored")
         .iter()
         .all(|(_, m)| m.contains("not run: the producer stopped answering")));
-    assert_clean(&s);
-}
-
-/// The same with 4 requests in flight (ADR 0057): a timeout's restart cuts the other requests
-/// in flight off, and those are no answers, so the count of timeouts in a row still reaches
-/// the limit and the run stops within a few cycles instead of timing out on every case.
-fn a_producer_hanging_with_several_in_flight_stops_the_run() {
-    let s = Scratch::install(&dsn(), "prod_hang4");
-    let cmd = with("AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_MUTANT=hang_on=producer::");
-    let (out, report) = run_with_report(
-        &s,
-        &[
-            "--producer",
-            &cmd,
-            "--adapter-timeout",
-            "1",
-            "--max-consecutive-timeouts",
-            "2",
-            "producer::routing_precedence::",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
-    let errors = report["run_errors"].to_string();
-    assert!(errors.contains("on 2 requests in a row"), "{errors}");
-    let summary = &report["summary"];
-    let (total, errored) = (
-        summary["total"].as_u64().unwrap(),
-        summary["errored"].as_u64().unwrap(),
-    );
-    assert!(total > 100, "{summary}");
-    assert!(
-        errored <= 3 * 4 + 4,
-        "a few cycles of 4 in flight, then the run stops: {summary}"
-    );
     assert_clean(&s);
 }
 
@@ -1287,9 +1209,9 @@ fn a_request_cut_off_by_another_timeout_says_so() {
     let s = Scratch::install(&dsn(), "prod_cutoff");
     // Every other answer takes 300 ms, so when the hanging request's 2 s bound passes the
     // other lanes' requests are in flight (between two requests a lane spends microseconds).
-    let cmd = with(
-        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_DELAY_MS=300 \
-         AWA_TEST_PRODUCER_MUTANT=hang_on=rp-9e6748299535",
+    let cmd = fake(
+        "hang_on=rp-9e6748299535",
+        "AWA_TEST_PRODUCER_IN_FLIGHT=4 AWA_TEST_PRODUCER_DELAY_MS=300",
     );
     let (out, report) = run_with_report(
         &s,
@@ -1354,7 +1276,7 @@ fn schemas_accept_the_real_traffic() {
     let cmd = format!(
         "tee {} | AWA_TEST_PRODUCER_TRACE=1 {} | tee {}",
         sent.display(),
-        producer(),
+        test_producer(""),
         got.display()
     );
     let (out, _) = run_with_report(&s, &["--producer", &cmd, "producer::unique_states::"]);
@@ -1408,7 +1330,7 @@ fn library_check_applies_expected_failures() {
     let s = Scratch::install(&dsn(), "prod_lib");
     let db = producer::connect(&s.dsn, &s.schema, &s.producer).unwrap();
     let p = process::SubprocessProducer::new(
-        &with("AWA_TEST_PRODUCER_MUTANT=pad_states"),
+        &fake("pad_states", ""),
         vec![
             (producer::DSN_ENV.to_owned(), s.dsn.clone()),
             (producer::SCHEMA_ENV.to_owned(), s.schema.clone()),
@@ -1454,7 +1376,7 @@ fn validate_producer_checks_the_protocol_alone() {
         &s,
         &[
             "--producer",
-            &producer(),
+            &test_producer(""),
             "--validate-producer",
             "producer::",
         ],
@@ -1470,7 +1392,7 @@ fn validate_producer_checks_the_protocol_alone() {
         &s,
         &[
             "--producer",
-            &with("AWA_TEST_PRODUCER_MUTANT=pad_states"),
+            &fake("pad_states", ""),
             "--validate-producer",
             "producer::",
         ],
@@ -1552,10 +1474,9 @@ fn sigint_while_the_producer_hangs_stops_cleanly() {
     let s = Scratch::install(&dsn(), "prod_int");
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let cmd = format!(
-        "AWA_TEST_PRODUCER_PIDFILE={} AWA_TEST_PRODUCER_MUTANT=hang_on=::w64 {}",
-        pidfile.display(),
-        producer()
+    let cmd = fake(
+        "hang_on=::w64",
+        &format!("AWA_TEST_PRODUCER_PIDFILE={}", pidfile.display()),
     );
     let child = support::spawn(
         &[
@@ -1644,7 +1565,7 @@ fn sigint_lets_the_producer_case_in_flight_finish() {
 }
 
 fn main() {
-    main_with(vec![
+    let named: Vec<(&'static str, Gate, fn())> = vec![
         (
             "list_does_not_start_the_producer",
             Gate::None,
@@ -1654,31 +1575,6 @@ fn main() {
             "correct_producer_passes_every_case",
             Gate::Dsn,
             correct_producer_passes_every_case,
-        ),
-        (
-            "producer_that_never_sends_ordering_keys_fails",
-            Gate::Dsn,
-            producer_that_never_sends_ordering_keys_fails,
-        ),
-        (
-            "producer_that_drops_the_concurrency_key_fails",
-            Gate::Dsn,
-            producer_that_drops_the_concurrency_key_fails,
-        ),
-        (
-            "producer_that_hashes_json_with_spaces_fails_at_canonical_json",
-            Gate::Dsn,
-            producer_that_hashes_json_with_spaces_fails_at_canonical_json,
-        ),
-        (
-            "producer_that_drops_the_period_bucket_fails_at_the_preimage",
-            Gate::Dsn,
-            producer_that_drops_the_period_bucket_fails_at_the_preimage,
-        ),
-        (
-            "producer_that_pads_unique_states_fails",
-            Gate::Dsn,
-            producer_that_pads_unique_states_fails,
         ),
         (
             "producer_that_skips_what_it_declares_fails_coverage",
@@ -1701,11 +1597,6 @@ fn main() {
             the_producer_gets_its_dsn_as_a_url_too,
         ),
         (
-            "producer_that_answers_a_made_up_id_fails_at_the_payload",
-            Gate::Dsn,
-            producer_that_answers_a_made_up_id_fails_at_the_payload,
-        ),
-        (
             "a_request_cut_off_by_another_timeout_says_so",
             Gate::Dsn,
             a_request_cut_off_by_another_timeout_says_so,
@@ -1716,39 +1607,14 @@ fn main() {
             an_answered_foreign_job_is_never_removed,
         ),
         (
-            "producer_that_swallows_the_duplicate_fails_naming_it",
-            Gate::Dsn,
-            producer_that_swallows_the_duplicate_fails_naming_it,
-        ),
-        (
-            "producer_that_stores_each_job_twice_fails_on_the_row_count",
-            Gate::Dsn,
-            producer_that_stores_each_job_twice_fails_on_the_row_count,
-        ),
-        (
             "one_case_leaving_an_extra_row_fails_alone",
             Gate::Dsn,
             one_case_leaving_an_extra_row_fails_alone,
         ),
         (
-            "a_producer_hanging_with_several_in_flight_stops_the_run",
-            Gate::Dsn,
-            a_producer_hanging_with_several_in_flight_stops_the_run,
-        ),
-        (
             "several_in_flight_keep_every_verdict",
             Gate::Dsn,
             several_in_flight_keep_every_verdict,
-        ),
-        (
-            "producer_that_drops_the_args_fails_at_the_payload",
-            Gate::Dsn,
-            producer_that_drops_the_args_fails_at_the_payload,
-        ),
-        (
-            "producer_that_drops_the_metadata_fails_at_the_payload",
-            Gate::Dsn,
-            producer_that_drops_the_metadata_fails_at_the_payload,
         ),
         (
             "protocol_2_producer_keeps_working_and_is_told_what_it_lacks",
@@ -1801,11 +1667,6 @@ fn main() {
             validate_producer_checks_the_protocol_alone,
         ),
         (
-            "a_producer_hanging_on_every_request_stops_the_run",
-            Gate::Dsn,
-            a_producer_hanging_on_every_request_stops_the_run,
-        ),
-        (
             "stray_writes_are_removed_and_other_logins_rows_kept",
             Gate::Dsn,
             stray_writes_are_removed_and_other_logins_rows_kept,
@@ -1820,5 +1681,30 @@ fn main() {
             Gate::Dsn,
             a_foreign_job_holding_the_key_is_named_with_its_removal,
         ),
-    ])
+        (
+            "every_fake_is_a_table_row_and_used",
+            Gate::None,
+            every_fake_is_a_table_row_and_used,
+        ),
+    ];
+    let mut tests: Vec<(String, Gate, support::TestFn)> = named
+        .into_iter()
+        .map(|(name, gate, f)| (name.to_owned(), gate, Box::new(f) as support::TestFn))
+        .collect();
+    for (name, env, max_errored) in HANGING {
+        tests.push((
+            format!("a_hanging_producer_stops_the_run::{name}"),
+            Gate::Dsn,
+            Box::new(move || a_hanging_producer_stops_the_run(env, max_errored)),
+        ));
+    }
+    // One trial per fake with an `expect` (runner/tests/producers/fakes.json): fake::NAME.
+    for row in support::fakes()
+        .into_iter()
+        .filter(|r| r.get("expect").is_some())
+    {
+        let name = format!("fake::{}", row["name"].as_str().unwrap());
+        tests.push((name, Gate::Dsn, Box::new(move || fake_fails(&row))));
+    }
+    support::main_with_boxed(tests)
 }

@@ -24,7 +24,6 @@ mod sql_scan;
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use support::{awa_cli, dsn, main_with, run, scalar, sql, suffix, text, with_db, Gate};
 
@@ -252,24 +251,6 @@ impl Drop for Shadowed {
     }
 }
 
-/// The test producer (an example of this package, built by `cargo test`).
-fn producer() -> String {
-    let exe = std::env::current_exe().unwrap();
-    let p: PathBuf = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join("test_producer");
-    assert!(
-        p.exists(),
-        "{} is missing: `cargo test` builds it",
-        p.display()
-    );
-    p.display().to_string()
-}
-
 fn no_planted_function_or_operator_runs() {
     let db = Shadowed::plant(|_| {});
     let planted = db.shadows();
@@ -316,7 +297,7 @@ fn no_planted_function_or_operator_runs() {
         "--producer-role",
         role.as_str(),
     ];
-    let producer = producer();
+    let producer = support::test_producer("");
     let runs: Vec<(&str, Vec<&str>, i32)> = vec![
         (
             "schema install",

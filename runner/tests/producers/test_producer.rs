@@ -3,26 +3,10 @@
 //!
 //! It computes canonical JSON and unique keys with the reference core, so it only tests the
 //! engine (the example producers in examples/producers/ are written from the contract alone).
-//! `AWA_TEST_PRODUCER_MUTANT` makes it wrong in one way, so the tests can show that the engine
-//! catches each mistake: `no_ordering_key`, `drop_concurrency_key`, `json_separators`,
-//! `drop_period`, `pad_states`, `crash_after=N` (exits on its N-th request), `hang_on=SUBSTR`,
-//! `late_on=SUBSTR` (answers after 2.5 s), `garbage_on=SUBSTR`, `stray_on=SUBSTR` (also
-//! commits a job it never answers into the queue `stray`, outside the run's queues),
-//! `cross_on=SUBSTR` (with several in flight, also commits a job into the queue of another
-//! request it holds, before that one is answered) and
-//! `misroute_on=SUBSTR` (enqueues into the queue `stray` instead, and answers that job) (for a
-//! case whose name contains SUBSTR), `skip_on=SUBSTR` (answers `skipped` for a case whose name
-//! contains SUBSTR, though it declares what the case needs), `made_up_id` (answers a job id
-//! it never stored), `foreign_id=N` (stores each job, then answers the id N instead, a job
-//! that is not the request's), `swallow_duplicate` (answers a 23505 with the id of the job it stored
-//! last, as a caught duplicate returning the existing job would), `twice` (stores every job without
-//! a unique key a second time and answers the first), `twice_on=SUBSTR` (the same, for a case
-//! whose name contains SUBSTR) and `drop_args` (stores `{}` as every
-//! job's args), `drop_metadata` (stores no metadata) and `nested_unknown` (says protocol 2
-//! without `nested`, and fails any request holding the `nested` form, as a program written
-//! before that form would).
-//! `naive_run_at` (writes run_at as UTC wall-clock text without its offset) and `mdy_run_at`
-//! (writes it month first), each right only in a session with the server's defaults.
+//! `AWA_TEST_PRODUCER_FAKE=NAME` (or `NAME=PARAM`) makes it wrong in one named way, so the
+//! tests can show that the engine catches each mistake: the fakes, what each does and what the
+//! engine must say of it are one table, `fakes.json` beside this file. A name the table does
+//! not hold is refused (exit 2), so a misspelt fake never runs as a correct producer.
 //! `AWA_TEST_PRODUCER_PROTOCOL=2` makes it a protocol 2 producer (default 3): it then fails
 //! any request carrying a member protocol 3 added, as such a program would.
 //! `AWA_TEST_PRODUCER_TRACE=1` adds the optional trace to each answer;
@@ -451,9 +435,44 @@ async fn answer(
     answer.to_string()
 }
 
+/// The table of fakes (`fakes.json`): the one place a fake is named and described.
+const FAKES: &str = include_str!("fakes.json");
+
+/// `Ok` for no fake, or for one the table holds with the parameter its row `takes`.
+fn check_fake(switch: &str) -> Result<(), String> {
+    if switch.is_empty() {
+        return Ok(());
+    }
+    let table: Json = serde_json::from_str(FAKES).map_err(|e| format!("fakes.json: {e}"))?;
+    let (name, param) = match switch.split_once('=') {
+        Some((n, p)) => (n, Some(p)),
+        None => (switch, None),
+    };
+    let row = table["fakes"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["name"] == name))
+        .ok_or_else(|| {
+            format!("no fake named {name:?}: the fakes are the rows of runner/tests/producers/fakes.json")
+        })?;
+    match (row["takes"].as_str(), param) {
+        (None, None) => Ok(()),
+        (Some("number"), Some(p)) if p.parse::<i64>().is_ok() => Ok(()),
+        (Some("case"), Some(p)) if !p.is_empty() => Ok(()),
+        (takes, _) => Err(format!(
+            "fake {name:?} takes {}: write {}",
+            takes.map_or("no parameter".to_owned(), |t| format!("a {t}")),
+            takes.map_or(name.to_owned(), |t| format!("{name}=<{t}>"))
+        )),
+    }
+}
+
 #[tokio::main]
 async fn main() {
-    let mutant = std::env::var("AWA_TEST_PRODUCER_MUTANT").unwrap_or_default();
+    let mutant = std::env::var("AWA_TEST_PRODUCER_FAKE").unwrap_or_default();
+    if let Err(why) = check_fake(&mutant) {
+        eprintln!("test-producer: {why}");
+        std::process::exit(2);
+    }
     let dsn = std::env::var("AWA_CONFORMANCE_DSN").expect("AWA_CONFORMANCE_DSN");
     let schema = std::env::var("AWA_CONFORMANCE_SCHEMA").expect("AWA_CONFORMANCE_SCHEMA");
     let in_flight: usize = std::env::var("AWA_TEST_PRODUCER_IN_FLIGHT")

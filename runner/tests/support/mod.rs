@@ -577,3 +577,38 @@ pub fn cases_with(report: &serde_json::Value, status: &str) -> Vec<String> {
         .map(|(name, _)| name)
         .collect()
 }
+
+/// The test producer (runner/tests/producers/test_producer.rs, an example of this package:
+/// `cargo test` and `cargo build --examples` build it), found beside the test binary
+/// (`target/<profile>/examples/test_producer`), as a `--producer` command with `env`
+/// (`NAME=VALUE ...`, or empty) before it.
+pub fn test_producer(env: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("test_producer");
+    assert!(
+        p.exists(),
+        "{} is missing: build it with `cargo build -p awa-conformance --examples` \
+         (`cargo test` builds it too)",
+        p.display()
+    );
+    format!("{env} {}", p.display()).trim_start().to_owned()
+}
+
+/// The test producer as the fake `switch` (`NAME`, or `NAME=PARAM`; the table is
+/// runner/tests/producers/fakes.json), with `env` too.
+pub fn fake(switch: &str, env: &str) -> String {
+    test_producer(&format!("{env} AWA_TEST_PRODUCER_FAKE={switch}"))
+}
+
+/// The rows of runner/tests/producers/fakes.json.
+pub fn fakes() -> Vec<serde_json::Value> {
+    let text = include_str!("../producers/fakes.json");
+    let table: serde_json::Value = serde_json::from_str(text).unwrap();
+    table["fakes"].as_array().unwrap().clone()
+}

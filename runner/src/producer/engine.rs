@@ -7,11 +7,14 @@
 //! Its rooms, bottom-up (a module uses only those before it, and this file's shared state):
 //! 1. `exchange`: the producer process behind its slot: one request's round trip, faults and
 //!    restarts, timeouts in a row;
-//! 2. `readback`: what a case stored (the job, the whole job, the rows a case left) and the
+//! 2. `reference`: what the engine checks against (the contract's `insert_job`, or released
+//!    Awa's `insert_job_compat`), what a case needs that released Awa lacks, and the
+//!    reference call, rolled back;
+//! 3. `readback`: what a case stored (the job, the whole job, the rows a case left) and the
 //!    job outside it that blocks its unique key;
-//! 3. this file: a case's steps, the reference call and the clean-up;
-//! 4. `bulk`: a staged batch's steps;
-//! 5. `lanes`: scheduling and attribution (ADR 0057): a case beside others or alone (the
+//! 4. this file: a case's steps, the queue set-up and the clean-up;
+//! 5. `bulk`: a staged batch's steps;
+//! 6. `lanes`: scheduling and attribution (ADR 0057): a case beside others or alone (the
 //!    gate), strays, confirming alone, the batch sweep, and the `Pipeline` that runs the
 //!    selected cases ahead of their trials.
 //!
@@ -35,10 +38,10 @@ use crate::pg::{Cached, Statements};
 use super::cases::{Case, Kind, UNIQUE_KEY_STATES};
 use super::steps::{base_job, route_step, unique_probe, Need, Outcome, Plan, Step};
 use super::{Producer, ProducerFault, SUITE};
-use crate::contract::call::{self, CompatCall, InsertJob};
+use crate::contract::call::{self, InsertJob};
 use crate::contract::expect::Payload;
 use crate::contract::judge::answer::{self, ReadBack, ReferenceProblem};
-use crate::contract::judge::{self, Observed, Records, Rejection, Stored};
+use crate::contract::judge::{self, Observed, Stored};
 use crate::contract::sweep::{count_jobs_with, count_split_with, JobScope, Tables};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
@@ -51,11 +54,13 @@ mod bulk;
 mod exchange;
 mod lanes;
 mod readback;
+mod reference;
 
 pub use exchange::OnUnresponsive;
 use exchange::{with_stderr, Slot, TimeoutLimit};
 use lanes::Unswept;
 pub use lanes::{fit_lanes, Pipeline};
+use reference::{target_lacks, Target};
 
 /// The most lanes a session opens, whatever the producer declares: each is a session of the
 /// runner's own (and the producer opens about as many), and the server's connection slots
@@ -128,71 +133,6 @@ pub struct ProducerLogin {
     /// login, else the user of the DSN the producer was given); `None`: answered ids outside
     /// the case's queues are not removed.
     pub answers: Option<String>,
-}
-
-/// What the engine checks against: the contract's `insert_job`, or released Awa's
-/// `insert_job_compat` (the compat profile, docs/released-awa.md).
-#[derive(Debug, Clone)]
-enum Target {
-    /// `insert_job` is the reference; `job_routing` reads the stored job.
-    Contract,
-    /// Released Awa under queue storage: `insert_job_compat` is the reference; the stored job
-    /// is read from queue storage (the quoted schema).
-    Released { storage: String },
-    /// Released Awa on the canonical engine, which keeps no enqueue shard: every case is not
-    /// applicable, with this reason.
-    Unreadable(String),
-}
-
-impl Target {
-    fn of(db: &DbSetup) -> Self {
-        match &db.compat {
-            None => Self::Contract,
-            Some(_) => match db.storage() {
-                Ok(Ok(storage)) => Self::Released { storage },
-                Ok(Err(why)) | Err(crate::outcome::CaseFailure { message: why, .. }) => {
-                    Self::Unreadable(why)
-                }
-            },
-        }
-    }
-
-    fn records(&self) -> Records {
-        match self {
-            Self::Contract => Records::CONTRACT,
-            Self::Released { .. } | Self::Unreadable(_) => Records::RELEASED,
-        }
-    }
-}
-
-/// Why `case` cannot be checked on `target`, from what it needs; `None`: it can.
-fn target_lacks(target: &Target, case: &Case) -> Option<String> {
-    const NO_CONCURRENCY: &str = "released Awa has no concurrency key (no digest, no \
-        concurrency shard); it arrives with awa.insert_job";
-    match target {
-        Target::Contract => None,
-        Target::Unreadable(why) => Some(why.clone()),
-        Target::Released { .. } => case.needs().iter().find_map(|need| {
-            let why = match need {
-                Need::Bulk => {
-                    "released Awa has no staged bulk path (bulk_staging, publish_batch: \
-                     contract §14 arrives with awa.insert_job)"
-                }
-                Need::ConcurrencyKey => NO_CONCURRENCY,
-                Need::KeyLimit => {
-                    "released Awa sets no key length limit (ZA003 key_too_long arrives with \
-                     awa.insert_job)"
-                }
-                Need::TextUniqueStates => {
-                    "released insert_job_compat takes unique_states as bit(8), and a text bit \
-                     string of another length is padded or truncated, never refused (22026 \
-                     arrives with awa.insert_job)"
-                }
-                Need::Errors => return None,
-            };
-            Some(why.to_owned())
-        }),
-    }
 }
 
 /// A producer and the runner's connection, shared by every producer case of a run.
@@ -617,95 +557,6 @@ impl Session {
             prepared.map_err(|e| CaseFailure::harness(e.to_string()))??;
         }
         Ok(())
-    }
-
-    /// The reference call in a rolled-back transaction: `insert_job`, or on released Awa
-    /// `insert_job_compat` (bound as the released SDKs bind it) with the job read back from
-    /// queue storage before the rollback.
-    fn reference(
-        &self,
-        inner: &mut Inner,
-        call: &InsertJob,
-    ) -> Result<Result<Observed, Rejection>, CaseFailure> {
-        let storage = self.storage()?;
-        let sql = match storage {
-            None => call::insert_sql(&self.db),
-            Some(_) => call::compat_insert_sql(&self.db),
-        };
-        let conn = self.conn(inner)?;
-        let client = conn.client;
-        let result = self
-            .db
-            .pg
-            .block_on(async {
-                // A statement that cannot be prepared (no insert_job) is the reference's
-                // answer, as a failed call would be: prepared outside the transaction, once.
-                let st = match conn.statement(&sql).await {
-                    Ok(st) => st,
-                    Err(e) => return Ok(Err(e)),
-                };
-                match storage {
-                    // BEGIN, the call and ROLLBACK pipelined: one round trip, run in this order
-                    // (each is sent on its first poll, and join3 polls them in order).
-                    None => {
-                        // The reference is called as the producer's sessions call it
-                        // (docs/contract.md §12.4): a session-dependent insert_job is the
-                        // database's finding, before the producer's answer is judged.
-                        let begin = self
-                            .db
-                            .caller_settings_local()
-                            .map_or_else(|| "BEGIN".to_owned(), |s| format!("BEGIN; {s}"));
-                        let (begun, observed, rolled_back) = futures_util::future::join3(
-                            client.batch_execute(&begin),
-                            async { call::insert(client, &st, call).await.map(|i| i.observed()) },
-                            client.batch_execute("ROLLBACK"),
-                        )
-                        .await;
-                        begun
-                            .map_err(|e| self.db_err("BEGIN", &e))
-                            .and(rolled_back.map_err(|e| self.db_err("ROLLBACK", &e)))
-                            .map(|()| observed)
-                    }
-                    Some(storage) => {
-                        async {
-                            client
-                                .batch_execute("BEGIN")
-                                .await
-                                .map_err(|e| self.db_err("BEGIN", &e))?;
-                            let observed = async {
-                                let ret =
-                                    call::compat_insert(client, &st, &CompatCall::of(call)).await?;
-                                call::released_job(client, storage, ret.job_id).await
-                            }
-                            .await;
-                            client
-                                .batch_execute("ROLLBACK")
-                                .await
-                                .map_err(|e| self.db_err("ROLLBACK", &e))?;
-                            Ok(observed)
-                        }
-                        .await
-                    }
-                }
-            })
-            .map_err(|e| CaseFailure::harness(e.to_string()))?;
-        match result? {
-            Ok(o) => Ok(Ok(o)),
-            Err(e) => match Rejection::of(&e) {
-                Some(r) => Ok(Err(r)),
-                None => Err(self.db_err("the reference insert_job call", &e)),
-            },
-        }
-    }
-
-    /// The quoted queue-storage schema on released Awa, `None` on a contract database.
-    fn storage(&self) -> Result<Option<&str>, CaseFailure> {
-        match &self.target {
-            Target::Contract => Ok(None),
-            Target::Released { storage } => Ok(Some(storage)),
-            // `not_applicable` keeps every case of such a session from running.
-            Target::Unreadable(why) => Err(CaseFailure::harness(why.clone())),
-        }
     }
 
     /// One step: the reference call, the producer's answer and what it stored, each judged by

@@ -208,7 +208,7 @@ pub fn exchange_with(
     };
     let too_long = || {
         format!(
-            "a line longer than {max_line} bytes (docs/adapter-protocol.md: one short JSON              object per line)"
+            "a line longer than {max_line} bytes (docs/adapter-protocol.md: one short JSON object per line)"
         )
     };
     let hello = match recv_until(&rx, Instant::now() + limits.timeout, limits.stopped) {

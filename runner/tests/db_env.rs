@@ -1084,12 +1084,16 @@ fn database_owner_with_createrole_installs_runs_and_uninstalls() {
 /// A schema name that needs quotes (mixed case; a space and a double quote) is one name
 /// everywhere: install, status `same`, a run, uninstall, and install again. Before, status
 /// compared a function's `SET search_path TO ..., 'AwaMixed'` with `'"AwaMixed"'`, so it
-/// said `different` and uninstall and a second install refused.
+/// said `different` and uninstall and a second install refused. A name spelling the runner's
+/// own SQL placeholders (`@T@`, `@ID@`) is text like any other: the run's statements are
+/// filled in one pass (`pg::SqlText::fill`), where chained replacements once rewrote the
+/// quoted schema's `@T@` into a table name.
 fn schema_names_that_need_quotes_install_status_uninstall_reinstall() {
     let dsn = dsn();
     for schema in [
         format!("AwaMixed_{}", suffix()),
         format!("Awa \"Odd\" {}", suffix()),
+        format!("awa @T@ @ID@ @L@ {}", suffix()),
     ] {
         let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
         let go = |cmd: &str| {
@@ -1119,12 +1123,21 @@ fn schema_names_that_need_quotes_install_status_uninstall_reinstall() {
                 text(&out.stdout)
             );
             if round == 0 {
-                let out = run(
-                    &["--dsn", &dsn, "--schema", &schema, "-q", "sql::catalog::"],
-                    &[],
-                    300,
-                );
-                assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+                // The catalog reads the schema by name; the rotor's cases make and sweep
+                // queues, through every statement the sweep fills.
+                for filter in ["sql::catalog::", "sql::rotor::"] {
+                    let out = run(
+                        &["--dsn", &dsn, "--schema", &schema, "-q", filter],
+                        &[],
+                        300,
+                    );
+                    assert_eq!(
+                        out.status.code(),
+                        Some(0),
+                        "{filter}: {}",
+                        text(&out.stderr)
+                    );
+                }
             }
             let out = go("uninstall");
             assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stderr));

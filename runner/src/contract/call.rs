@@ -702,7 +702,7 @@ pub async fn released_job(
     storage: &str,
     job_id: i64,
 ) -> Result<Observed, tokio_postgres::Error> {
-    let sql = include_str!("../../sql/released_job.sql").replace("@Q@", storage);
+    let sql = include_str!("../../sql/released_job.sql").fill(&[("Q", storage)]);
     let Some(r) = client.query_opt(&sql, &[&job_id]).await? else {
         return Ok(Observed::default());
     };

@@ -100,8 +100,7 @@ async fn sweep_leftovers(live: &Client, db: &DbSetup) -> Result<usize, PgError> 
         let rows = live
             .query(
                 &include_str!("../../sql/leftover_queue_runs.sql")
-                    .in_schema(db.schema.quoted())
-                    .replace("@T@", &quote_ident(&t.name)),
+                    .fill(&[("S", db.schema.quoted()), ("T", &quote_ident(&t.name))]),
                 &[],
             )
             .await
@@ -270,21 +269,23 @@ pub async fn sweep_with(
         .iter()
         .filter(|t| t.job_id || t.id)
         .map(|t| {
-            include_str!("../../sql/sweep_login_ids.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
-                .replace("@ID@", id_column(t))
-                .replace("@L@", &quote_ident(t.login.as_deref().unwrap_or_default()))
+            include_str!("../../sql/sweep_login_ids.sql").fill(&[
+                ("S", s),
+                ("T", &quote_ident(&t.name)),
+                ("ID", id_column(t)),
+                ("L", &quote_ident(t.login.as_deref().unwrap_or_default())),
+            ])
         })
         .collect::<Vec<_>>();
     let queue_reads = tables
         .iter()
         .filter(|t| t.queue && (t.job_id || t.id))
         .map(|t| {
-            include_str!("../../sql/sweep_job_ids.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
-                .replace("@ID@", id_column(t))
+            include_str!("../../sql/sweep_job_ids.sql").fill(&[
+                ("S", s),
+                ("T", &quote_ident(&t.name)),
+                ("ID", id_column(t)),
+            ])
         })
         .collect::<Vec<_>>();
     let sequence_reads = tables
@@ -292,8 +293,7 @@ pub async fn sweep_with(
         .filter(|t| t.queue && t.seq_name)
         .map(|t| {
             include_str!("../../sql/sweep_sequence_names.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
+                .fill(&[("S", s), ("T", &quote_ident(&t.name))])
         })
         .collect::<Vec<_>>();
     let prefix_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&prefix];
@@ -327,8 +327,7 @@ pub async fn sweep_with(
             .filter(|t| !t.queue && t.job_id)
             .map(|t| {
                 include_str!("../../sql/sweep_claims.sql")
-                    .in_schema(s)
-                    .replace("@T@", &quote_ident(&t.name))
+                    .fill(&[("S", s), ("T", &quote_ident(&t.name))])
             })
             .collect::<Vec<_>>();
         let id_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&ids];
@@ -342,17 +341,19 @@ pub async fn sweep_with(
         let login = quote_ident(t.login.as_deref().unwrap_or_default());
         let table = quote_ident(&t.name);
         if t.job_id || t.id {
-            let sql = include_str!("../../sql/sweep_login_rows.sql")
-                .in_schema(s)
-                .replace("@T@", &table)
-                .replace("@ID@", id_column(t))
-                .replace("@L@", &login);
+            let sql = include_str!("../../sql/sweep_login_rows.sql").fill(&[
+                ("S", s),
+                ("T", &table),
+                ("ID", id_column(t)),
+                ("L", &login),
+            ]);
             deletes.push((sql, true));
         } else if by_login.run_login.is_some() {
-            let sql = include_str!("../../sql/sweep_login_staged.sql")
-                .in_schema(s)
-                .replace("@T@", &table)
-                .replace("@L@", &login);
+            let sql = include_str!("../../sql/sweep_login_staged.sql").fill(&[
+                ("S", s),
+                ("T", &table),
+                ("L", &login),
+            ]);
             deletes.push((sql, false));
         }
     }
@@ -361,8 +362,7 @@ pub async fn sweep_with(
         .filter(|t| t.queue)
         .map(|t| {
             include_str!("../../sql/sweep_queue_rows.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
+                .fill(&[("S", s), ("T", &quote_ident(&t.name))])
         })
         .collect::<Vec<_>>();
     let staged_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&by_login.run_login];
@@ -439,8 +439,7 @@ pub async fn count_scope_rows(client: &Client, db: &DbSetup, prefix: &str) -> Re
         let row = client
             .query_one(
                 &include_str!("../../sql/scope_row_count.sql")
-                    .in_schema(s)
-                    .replace("@T@", &quote_ident(&t.name)),
+                    .fill(&[("S", s), ("T", &quote_ident(&t.name))]),
                 &[&prefix],
             )
             .await
@@ -497,10 +496,11 @@ pub async fn count_jobs_with(
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
     let counts = job_tables(tables)
         .map(|t| {
-            include_str!("../../sql/job_rows.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
-                .replace("@L@", &login_column(t))
+            include_str!("../../sql/job_rows.sql").fill(&[
+                ("S", s),
+                ("T", &quote_ident(&t.name)),
+                ("L", &login_column(t)),
+            ])
         })
         .collect::<Vec<_>>();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
@@ -540,11 +540,12 @@ pub async fn count_split_with(
     let err = |e: tokio_postgres::Error| PgError::Db(db.pg.describe(&e));
     let counts = job_tables(tables)
         .map(|t| {
-            include_str!("../../sql/job_rows_split.sql")
-                .in_schema(s)
-                .replace("@T@", &quote_ident(&t.name))
-                .replace("@L@", &login_column(t))
-                .replace("@ID@", id_column(t))
+            include_str!("../../sql/job_rows_split.sql").fill(&[
+                ("S", s),
+                ("T", &quote_ident(&t.name)),
+                ("L", &login_column(t)),
+                ("ID", id_column(t)),
+            ])
         })
         .collect::<Vec<_>>();
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =

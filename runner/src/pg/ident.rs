@@ -16,24 +16,60 @@ pub fn quote_ident(name: &str) -> String {
 /// The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes); a longer one is truncated.
 pub const MAX_IDENTIFIER_BYTES: usize = 63;
 
-/// The one placeholder rule of the kit's SQL files (`runner/sql/*.sql`): `@S@` stands for the
-/// quoted contract schema, and `@X@` (one capital letter) for another identifier the caller
-/// quotes; a placeholder is replaced by text, never bound, because identifiers cannot be
-/// parameters. Every file is filled through this trait, so the rule has one place.
+/// The one placeholder rule of the kit's SQL text (`runner/sql/*.sql` and the statements in
+/// `runner/src`): `@NAME@`, NAME in capital letters, stands for SQL text the caller gives,
+/// always built from quoted identifiers (`@S@` is the quoted contract schema, the others a
+/// quoted table, role or column, or a schema-qualified name); a placeholder is replaced by
+/// text, never bound, because identifiers cannot be parameters. Every text is filled through
+/// this trait, in one pass: a value is never scanned again, so a name holding `@T@` (a schema
+/// may be called anything) cannot fill another placeholder. A placeholder with no value given
+/// stays as written, and PostgreSQL refuses the statement.
 pub trait SqlText {
+    /// The text with each `@NAME@` of `values` replaced by its value, in one pass.
+    fn fill(&self, values: &[(&str, &str)]) -> String;
+
     /// The text with `@S@` replaced by the quoted schema (`SchemaName::quoted`).
-    fn in_schema(&self, quoted_schema: &str) -> String;
+    fn in_schema(&self, quoted_schema: &str) -> String {
+        self.fill(&[("S", quoted_schema)])
+    }
 }
 
 impl SqlText for str {
-    fn in_schema(&self, quoted_schema: &str) -> String {
-        self.replace("@S@", quoted_schema)
+    fn fill(&self, values: &[(&str, &str)]) -> String {
+        let mut out = String::with_capacity(self.len());
+        let mut rest = self;
+        while let Some((before, after)) = rest.split_once('@') {
+            out.push_str(before);
+            let name_len = after.bytes().take_while(u8::is_ascii_uppercase).count();
+            let (name, tail) = after.split_at(name_len);
+            let value = tail
+                .strip_prefix('@')
+                .filter(|_| name_len > 0)
+                .and_then(|tail| {
+                    values
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, v)| (*v, tail))
+                });
+            match value {
+                Some((v, tail)) => {
+                    out.push_str(v);
+                    rest = tail;
+                }
+                None => {
+                    out.push('@');
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
     }
 }
 
 impl SqlText for String {
-    fn in_schema(&self, quoted_schema: &str) -> String {
-        self.as_str().in_schema(quoted_schema)
+    fn fill(&self, values: &[(&str, &str)]) -> String {
+        self.as_str().fill(values)
     }
 }
 
@@ -105,6 +141,26 @@ impl std::str::FromStr for SchemaName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_are_filled_in_one_pass() {
+        let sql = "SELECT @ID@ FROM @S@.@T@ WHERE login = @L@ AND note = 'a@b' -- @Z@";
+        let schema = quote_ident("x@T@y");
+        let table = quote_ident("jobs @L@");
+        let filled = sql.fill(&[
+            ("S", &schema),
+            ("T", &table),
+            ("ID", "\"id\""),
+            ("L", "\"l\""),
+        ]);
+        // A value holding a placeholder's spelling is not scanned again; an unknown one stays.
+        assert_eq!(
+            filled,
+            "SELECT \"id\" FROM \"x@T@y\".\"jobs @L@\" WHERE login = \"l\" AND note = 'a@b' -- @Z@"
+        );
+        assert_eq!("@S@.f(@@)".in_schema("\"s\""), "\"s\".f(@@)");
+        assert_eq!("no placeholder @".fill(&[("S", "x")]), "no placeholder @");
+    }
 
     #[test]
     fn schema_names_are_checked_once_and_carried_quoted() {

@@ -278,12 +278,11 @@ fn job_routing_scoped(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
         let base = unique_name(db);
         let roles = [format!("{base}_scope_a"), format!("{base}_scope_b")];
         client
-            .batch_execute(
-                &include_str!("../../../sql/scope_roles.sql")
-                    .replace("@A@", &quote_ident(&roles[0]))
-                    .replace("@B@", &quote_ident(&roles[1]))
-                    .replace("@P@", &quote_ident(&db.producer_role)),
-            )
+            .batch_execute(&include_str!("../../../sql/scope_roles.sql").fill(&[
+                ("A", &quote_ident(&roles[0])),
+                ("B", &quote_ident(&roles[1])),
+                ("P", &quote_ident(&db.producer_role)),
+            ]))
             .await
             .map_err(|e| setup_fail(db, "creating two producer roles", &e))?;
         let insert_sql =

@@ -113,7 +113,7 @@ async fn stored(
 ) -> Result<std::collections::HashMap<i64, Stored>, CaseFailure> {
     let (sql, what) = match place {
         StoredIn::QueueStorage(q) => (
-            include_str!("../../../../sql/compat_stored.sql").replace("@Q@", q),
+            include_str!("../../../../sql/compat_stored.sql").fill(&[("Q", q)]),
             "reading queue storage",
         ),
         StoredIn::Canonical => (

@@ -429,6 +429,13 @@ pub struct FuzzArgs {
         value_parser = seconds
     )]
     pub adapter_timeout: u64,
+
+    /// Let the database's calls (each batch's transaction) and the producer's sessions keep
+    /// the server's defaults. By default fuzz calls the functions under test with the same
+    /// settings as a run (TimeZone Asia/Kathmandu, DateStyle "SQL, DMY", IntervalStyle
+    /// iso_8601; docs/contract.md §12.4), and its header names them.
+    #[arg(long, conflicts_with = "adapter")]
+    pub plain_sessions: bool,
 }
 
 impl FuzzArgs {
@@ -448,6 +455,7 @@ impl FuzzArgs {
             replay: self.replay.clone(),
             max_findings: self.max_findings,
             adapter_timeout: Duration::from_secs(self.adapter_timeout),
+            plain_sessions: self.plain_sessions,
         }
     }
 }

@@ -317,6 +317,51 @@ fn wrong_adapter_is_found_and_its_vector_replays() {
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
 }
 
+/// The callers' settings as the header names them (docs/contract.md §12.4).
+const SETTINGS: &str = "TimeZone=Asia/Kathmandu; DateStyle=SQL, DMY; IntervalStyle=iso_8601";
+
+/// docs/contract.md §12.4: fuzz calls the functions under test as a run's SQL suites do, with
+/// the callers' settings, so an `insert_job` whose stored args depend on the caller's time zone
+/// is found; with `--plain-sessions` (on a server whose default zone is UTC) the same mutant
+/// goes unseen: the settings are what find it. The header names the settings either way.
+fn callers_settings_find_a_zone_dependent_payload() {
+    let s = Scratch::install(&dsn(), "fuzztz");
+    let utc_server = scalar(&s.dsn, "SELECT (EXTRACT(timezone FROM now()) = 0)::text") == "true";
+    patch(
+        &s,
+        "insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, \
+         bit varying, bytea, bytea, jsonb)",
+        "COALESCE(p_args, '{}'::jsonb),",
+        "CASE WHEN EXTRACT(timezone FROM now()) = 0 THEN COALESCE(p_args, '{}'::jsonb) \
+         ELSE '{}'::jsonb END,",
+    );
+    let args = ["--seed", "6", "--cases", "40", "--max-findings", "1"];
+    let out = db_fuzz(&s, &args);
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains(&format!("called with {SETTINGS}")),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(
+        findings(&out)[0]["family"],
+        "canonical_json",
+        "{}",
+        show(&out)
+    );
+    let mut plain = args.to_vec();
+    plain.push("--plain-sessions");
+    let out = db_fuzz(&s, &plain);
+    assert!(
+        text(&out.stderr).contains("called with the server's defaults (--plain-sessions)"),
+        "{}",
+        show(&out)
+    );
+    if utc_server {
+        assert_eq!(code(&out), Some(i32::from(SUCCESS)), "{}", show(&out));
+    }
+}
+
 /// The engine's test producer, right or as the named fake.
 fn test_producer(fake: Option<&str>) -> String {
     fake.map_or_else(|| support::test_producer(""), |f| support::fake(f, ""))
@@ -327,6 +372,7 @@ fn test_producer(fake: Option<&str>) -> String {
 fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
     let s = Scratch::install(&dsn(), "fuzzprod");
     let before = snapshot(&s);
+    let roles_before = s.roles();
     let ok = db_fuzz(
         &s,
         &[
@@ -340,7 +386,15 @@ fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
     );
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
     assert!(text(&ok.stderr).contains("unique_key "), "{}", show(&ok));
+    // The producer logs in as a run's does: the run's temporary login, whose sessions start
+    // with the callers' settings (named in the header), dropped at the end with its rows.
+    assert!(
+        text(&ok.stderr).contains(&format!("its sessions: {SETTINGS}")),
+        "{}",
+        show(&ok)
+    );
     assert_eq!(snapshot(&s), before, "fuzz --producer changed the database");
+    assert_eq!(s.roles(), roles_before, "fuzz --producer left a role");
     let wrong = test_producer(Some("drop_concurrency_key"));
     let out = db_fuzz(
         &s,
@@ -506,6 +560,11 @@ fn main() {
         )
     };
     main_with(vec![
+        (
+            "callers_settings_find_a_zone_dependent_payload",
+            Gate::Dsn,
+            callers_settings_find_a_zone_dependent_payload,
+        ),
         (
             "reference_schema_fuzz_finds_nothing_and_leaves_the_database_as_found",
             Gate::Dsn,

@@ -96,6 +96,32 @@ pub const CALLER_SETTINGS: [(&str, &str); 3] = [
     ("IntervalStyle", "iso_8601"),
 ];
 
+/// The `SET LOCAL` statements that put a transaction under [`CALLER_SETTINGS`] (the SQL
+/// suites' cases and fuzz's batches run their calls in one).
+#[must_use]
+pub fn caller_settings_sql() -> String {
+    // Constants of the kit, ASCII, with no quote in them: literals are safe here.
+    CALLER_SETTINGS
+        .iter()
+        .map(|(name, value)| format!("SET LOCAL {name} TO '{value}'"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The provenance value naming the settings calls were made with: `plain` for
+/// `--plain-sessions`.
+#[must_use]
+pub fn caller_settings_named(plain: bool) -> String {
+    if plain {
+        return "the server's defaults (--plain-sessions)".to_owned();
+    }
+    CALLER_SETTINGS
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 impl DbSetup {
     /// Whether calls keep the server's defaults (`--plain-sessions`).
     #[must_use]
@@ -112,27 +138,13 @@ impl DbSetup {
         if self.plain() || self.compat.is_some() {
             return None;
         }
-        // Constants of the kit, ASCII, with no quote in them: literals are safe here.
-        Some(
-            CALLER_SETTINGS
-                .iter()
-                .map(|(name, value)| format!("SET LOCAL {name} TO '{value}'"))
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
+        Some(caller_settings_sql())
     }
 
     /// The provenance value naming the settings the calls were made with.
     #[must_use]
     pub fn caller_settings_provenance(&self) -> String {
-        if self.plain() {
-            return "the server's defaults (--plain-sessions)".to_owned();
-        }
-        CALLER_SETTINGS
-            .iter()
-            .map(|(name, value)| format!("{name}={value}"))
-            .collect::<Vec<_>>()
-            .join("; ")
+        caller_settings_named(self.plain())
     }
 
     /// The prefix of every run-scoped name (queues, roles).

@@ -43,6 +43,9 @@ pub struct DbTarget {
     helpers: bool,
     /// Whether job_stored exists (revision 1.2): generated payloads are judged whole.
     payload: bool,
+    /// The calls keep the server's defaults (`--plain-sessions`) instead of the callers'
+    /// settings, which each batch's transaction otherwise sets (docs/contract.md §12.4).
+    plain: bool,
 }
 
 impl std::fmt::Debug for DbTarget {
@@ -78,7 +81,7 @@ impl DbTarget {
     /// # Errors
     /// [`Error::Connect`] or a too old (or untested) server (exit 4), or [`Error::Schema`]
     /// (exit 5), naming the fix.
-    pub fn open(dsn: Dsn, schema: &crate::pg::SchemaName) -> Result<Self, Error> {
+    pub fn open(dsn: Dsn, schema: &crate::pg::SchemaName, plain: bool) -> Result<Self, Error> {
         let schema = schema.as_str();
         let pg = Pg::new(dsn)?;
         let row = pg.block_on(async {
@@ -125,6 +128,7 @@ impl DbTarget {
             base: format!("awa_conformance_{}_fuzz", crate::contract::sweep::run_id()),
             helpers,
             payload,
+            plain,
         })
     }
 
@@ -132,7 +136,7 @@ impl DbTarget {
     #[must_use]
     pub fn describe(&self) -> String {
         format!(
-            "database {} schema {} (insert_job and job_routing{}{})",
+            "database {} schema {} (insert_job and job_routing{}{}), called with {}",
             self.pg.dsn().redacted(),
             self.quoted,
             if self.helpers {
@@ -144,7 +148,8 @@ impl DbTarget {
                 "; job_stored: canonical_json values as payloads"
             } else {
                 "; no job_stored (revision 1.2), so payloads are not fuzzed"
-            }
+            },
+            crate::contract::target::caller_settings_named(self.plain)
         )
     }
 
@@ -178,8 +183,13 @@ impl DbTarget {
 
     async fn begin(&self, client: &Client) -> Result<(), String> {
         let widths: Vec<i16> = (1..=64).collect();
+        let begin = if self.plain {
+            "BEGIN".to_owned()
+        } else {
+            format!("BEGIN; {}", crate::contract::target::caller_settings_sql())
+        };
         client
-            .batch_execute("BEGIN")
+            .batch_execute(&begin)
             .await
             .map_err(|e| self.pg.describe(&e))?;
         client

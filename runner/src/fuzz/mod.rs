@@ -77,6 +77,9 @@ pub struct FuzzOptions {
     pub max_findings: u64,
     /// Bound on each wait for the adapter or producer.
     pub adapter_timeout: Duration,
+    /// The database's calls and the producer's sessions keep the server's defaults instead
+    /// of the callers' settings (`--plain-sessions`).
+    pub plain_sessions: bool,
 }
 
 /// One disagreement (or, with `harness`, an input the adapter crashed or hung on).
@@ -305,13 +308,15 @@ fn open(args: &FuzzOptions, stop: &Stop) -> Result<Target, Error> {
             cmd,
             dsn,
             producer_dsn,
-            &args.schema,
-            &args.producer_role,
-            args.adapter_timeout,
+            args,
             stop,
         )?)));
     }
-    Ok(Target::Db(db::DbTarget::open(dsn, &args.schema)?))
+    Ok(Target::Db(db::DbTarget::open(
+        dsn,
+        &args.schema,
+        args.plain_sessions,
+    )?))
 }
 
 /// Generate and check cases until the budget, a stop or `--max-findings`.

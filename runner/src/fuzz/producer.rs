@@ -11,7 +11,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use awa_conformance_vectors::{Family, Manifest};
 
@@ -22,7 +21,7 @@ use crate::error::Error;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{FailureKind, RunContext, Verdict};
 use crate::pg::{Dsn, Pg};
-use crate::producer::{cases, engine, process, SCHEMA_ENV};
+use crate::producer::{cases, engine};
 
 /// A producer under fuzz, with the checked database its engine works on.
 pub struct ProducerTarget {
@@ -30,6 +29,8 @@ pub struct ProducerTarget {
     session: Arc<engine::Session>,
     manifest: Manifest,
     cmd: String,
+    /// What the producer's sessions were set to (the provenance's `producer_session`).
+    sessions: String,
 }
 
 impl std::fmt::Debug for ProducerTarget {
@@ -42,20 +43,25 @@ impl std::fmt::Debug for ProducerTarget {
 
 impl ProducerTarget {
     /// Check the database as a run does (exit 4/5 on trouble), then start the producer `cmd`
-    /// with `AWA_CONFORMANCE_DSN` (`producer_dsn`, else the door's connection string) and
-    /// `AWA_CONFORMANCE_SCHEMA`.
+    /// as a run starts it ([`crate::producer::subprocess`]): `AWA_CONFORMANCE_DSN` logs in as
+    /// the run's temporary login, whose sessions start with the callers' settings unless
+    /// `plain` (else `written_dsn`, the run's `--dsn` as written, else the door's connection
+    /// string), and `AWA_CONFORMANCE_SCHEMA`.
     ///
     /// # Errors
     /// Database, schema and harness errors (the producer cannot start or says no valid hello).
     pub fn open(
         cmd: &str,
         dsn: Dsn,
-        producer_dsn: Option<String>,
-        schema: &crate::pg::SchemaName,
-        producer_role: &str,
-        timeout: Duration,
+        written_dsn: Option<String>,
+        args: &super::FuzzOptions,
         stop: &Stop,
     ) -> Result<Self, Error> {
+        let (schema, producer_role, timeout) = (
+            &args.schema,
+            args.producer_role.as_str(),
+            args.adapter_timeout,
+        );
         let pg = Pg::new(dsn)?;
         let ctx = RunContext::new(ExpectedFailures::default());
         let db = crate::contract::open::preflight(
@@ -76,19 +82,19 @@ impl ProducerTarget {
             let stop = Arc::clone(stop);
             Arc::new(move || stop.get().is_some())
         };
-        let producer = process::SubprocessProducer::new(
-            cmd,
-            crate::protocol::producer_env(
-                producer_dsn.unwrap_or_else(|| db.pg.dsn().conninfo()),
-                (SCHEMA_ENV, db.schema.as_str()),
-            ),
-            process::ProcessLimits {
-                timeout,
-                max_line: crate::adapter::MAX_LINE_BYTES,
-                stopped,
-            },
-        );
-        let session = engine::Session::start(Box::new(producer), Arc::clone(&db), timeout)?;
+        db.plain_sessions
+            .store(args.plain_sessions, std::sync::atomic::Ordering::SeqCst);
+        let launch = crate::producer::Launch {
+            cmd: cmd.to_owned(),
+            producer_dsn: None,
+            run_dsn: written_dsn,
+            timeout,
+            max_consecutive_timeouts: crate::producer::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
+            validate: false,
+        };
+        let (producer, login, sessions) = crate::producer::subprocess(&launch, &db, stopped);
+        let session =
+            engine::Session::start_as(Box::new(producer), Arc::clone(&db), timeout, login)?;
         // Fuzz cases are sent one after the other, each judged before the next is made.
         session.limit_lanes(1);
         Ok(Self {
@@ -96,6 +102,7 @@ impl ProducerTarget {
             session,
             manifest,
             cmd: cmd.to_owned(),
+            sessions,
         })
     }
 
@@ -104,12 +111,13 @@ impl ProducerTarget {
     pub fn describe(&self) -> String {
         let hello = self.session.hello();
         format!(
-            "producer {} {} (`{}`) on {} schema {}",
+            "producer {} {} (`{}`) on {} schema {}, its sessions: {}",
             hello.implementation.name,
             hello.implementation.version,
             self.cmd,
             self.db.pg.dsn().redacted(),
-            self.db.schema.quoted()
+            self.db.schema.quoted(),
+            self.sessions
         )
     }
 

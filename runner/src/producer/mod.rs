@@ -561,6 +561,35 @@ fn as_login(written: &str, user: &str, password: &str) -> String {
     format!("{scheme}{user}:{password}@{hosts}{tail}")
 }
 
+/// The producer process of `launch` on `db`, made as every engine that starts one makes it
+/// (the run's trials, fuzz): the DSN and the login the engine knows it enqueues as
+/// ([`producer_dsn`]: where the runner can create it, the run's temporary login, whose
+/// sessions start with the callers' settings), the process limits, and what its sessions
+/// were set to, for the provenance (`producer_session`).
+pub fn subprocess(
+    launch: &Launch,
+    db: &DbSetup,
+    stopped: Arc<dyn Fn() -> bool + Send + Sync>,
+) -> (process::SubprocessProducer, engine::ProducerLogin, String) {
+    let (dsn, login) = producer_dsn(launch, db);
+    let sessions = if login.run_scoped.is_some() {
+        db.caller_settings_provenance()
+    } else {
+        "not set by the kit: the producer logs in as --producer-dsn or the run's own role"
+            .to_owned()
+    };
+    let producer = process::SubprocessProducer::new(
+        &launch.cmd,
+        crate::protocol::producer_env(dsn, (SCHEMA_ENV, db.schema.as_str())),
+        process::ProcessLimits {
+            timeout: launch.timeout,
+            max_line: crate::adapter::MAX_LINE_BYTES,
+            stopped,
+        },
+    );
+    (producer, login, sessions)
+}
+
 /// `--producer CMD`: start the producer (with a database) and build its trials; returns the
 /// session so the run can stop the producer after the trials.
 ///
@@ -589,25 +618,8 @@ pub fn run_trials(
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
-    let (dsn, login) = producer_dsn(launch, db);
-    ctx.set_provenance(
-        SESSION_PROVENANCE,
-        if login.run_scoped.is_some() {
-            db.caller_settings_provenance()
-        } else {
-            "not set by the kit: the producer logs in as --producer-dsn or the run's own role"
-                .to_owned()
-        },
-    );
-    let producer = process::SubprocessProducer::new(
-        &launch.cmd,
-        crate::protocol::producer_env(dsn, (SCHEMA_ENV, db.schema.as_str())),
-        process::ProcessLimits {
-            timeout: launch.timeout,
-            max_line: crate::adapter::MAX_LINE_BYTES,
-            stopped,
-        },
-    );
+    let (producer, login, sessions) = subprocess(launch, db, stopped);
+    ctx.set_provenance(SESSION_PROVENANCE, sessions);
     if launch.validate {
         let mut producer = producer;
         let steps = validate::validate(

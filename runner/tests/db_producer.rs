@@ -599,8 +599,13 @@ fn crash_hang_and_garbage_are_harness_errors_and_the_run_goes_on() {
 }
 
 /// An answer that comes after the timeout must never be taken for the next case's: the
-/// engine kills a producer after any failed request, so exactly the late cases error and
-/// every other case passes (without the kill, each late answer would break the next case).
+/// engine kills a producer after any failed request, so the late cases error by their own
+/// timeout and no case is answered with another's answer (that would be a protocol error
+/// "answered seq N, the outstanding request is seq M", or a wrong job: a failure).
+/// The bound: the late cases answer after 2.5 s against a 1 s timeout, so they time out on
+/// any machine. A case that is not late may time out too when the machine is loaded (the
+/// restarted producer's start-up, its connection and prepare, then take over 1 s; seen beside
+/// two full test runs): that is its own timeout, allowed, and named as such.
 fn a_late_answer_never_serves_the_next_case() {
     let s = Scratch::install(&dsn(), "prod_late");
     let cmd = fake("late_on=::w7", "");
@@ -611,20 +616,30 @@ fn a_late_answer_never_serves_the_next_case() {
             &cmd,
             "--adapter-timeout",
             "1",
+            // Timeouts in a row on a loaded machine must not stop the run: every case is asked.
+            "--max-consecutive-timeouts",
+            "1000",
             "producer::routing_precedence::",
         ],
     );
     assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
-    let errored: Vec<String> = messages(&report, "errored")
-        .into_iter()
-        .map(|(name, _)| name)
-        .collect();
-    assert!(!errored.is_empty(), "no case was late");
+    let errored = messages(&report, "errored");
     assert!(
-        errored.iter().all(|n| n.ends_with("::w7")),
-        "a late answer broke another case: {errored:?}"
+        errored.iter().any(|(n, _)| n.ends_with("::w7")),
+        "no case was late: {errored:?}"
     );
-    assert!(messages(&report, "failed").is_empty());
+    for (name, message) in &errored {
+        assert!(
+            message.contains("did not answer within 1s")
+                || message.contains("not answered: the runner restarted"),
+            "{name} errored other than by a timeout (a late answer served it?): {message}"
+        );
+    }
+    assert!(
+        messages(&report, "failed").is_empty(),
+        "{:?}",
+        messages(&report, "failed")
+    );
     assert!(cases_with(&report, "passed").len() > errored.len());
     assert_clean(&s);
 }

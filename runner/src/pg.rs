@@ -421,3 +421,13 @@ impl From<PgError> for crate::error::Error {
         Self::caused(e.kind(), e)
     }
 }
+
+/// The environment map the DSN resolution reads (`PG*`, `HOME`, ...), for the tests of this
+/// module's files.
+#[cfg(test)]
+pub(crate) fn test_env(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}

@@ -244,12 +244,7 @@ mod tests {
     use super::*;
     use crate::pg::{Dsn, DsnSource};
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::pg::test_env as env;
 
     #[test]
     fn sslmodes() {

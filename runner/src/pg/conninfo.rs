@@ -516,12 +516,7 @@ pub fn apply_passfile(s: &mut Settings, env: &BTreeMap<String, String>, user: &s
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::pg::test_env as env;
 
     #[test]
     fn keyvalue_quoting_and_errors() {

@@ -265,14 +265,7 @@ impl Dsn {
     #[must_use]
     pub fn redacted(&self) -> String {
         let c = &self.config;
-        let mut hosts: Vec<String> = c
-            .get_hosts()
-            .iter()
-            .map(|h| match h {
-                Host::Tcp(s) => s.clone(),
-                Host::Unix(p) => p.display().to_string(),
-            })
-            .collect();
+        let mut hosts = host_names(c);
         if hosts.is_empty() {
             hosts = c.get_hostaddrs().iter().map(ToString::to_string).collect();
         }
@@ -298,14 +291,7 @@ impl Dsn {
         // libpq quoting: single quotes, backslash before `'` and `\`.
         let q = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
         let c = &self.config;
-        let hosts: Vec<String> = c
-            .get_hosts()
-            .iter()
-            .map(|h| match h {
-                Host::Tcp(s) => s.clone(),
-                Host::Unix(p) => p.display().to_string(),
-            })
-            .collect();
+        let hosts = host_names(c);
         let mut parts = Vec::new();
         if !hosts.is_empty() {
             parts.push(format!("host={}", q(&hosts.join(","))));
@@ -397,16 +383,22 @@ impl Dsn {
     }
 }
 
+/// The configured hosts as libpq writes them: names, and socket directories as paths.
+fn host_names(c: &tokio_postgres::Config) -> Vec<String> {
+    c.get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(s) => s.clone(),
+            Host::Unix(p) => p.display().to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::pg::test_env as env;
 
     #[test]
     fn the_url_form_opens_the_same_login() {

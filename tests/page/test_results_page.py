@@ -40,7 +40,11 @@ def load(path: str) -> dict:
 def browser():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        # No background connections (updates, sync, safe browsing): CI's network is closed, and
+        # the page's own check is that nothing is fetched.
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
         yield b
         b.close()
 

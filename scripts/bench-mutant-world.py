@@ -2,14 +2,16 @@
 """What a SQL mutant's world costs: a fresh `schema install` against a copy of a template
 database, each beside the `sql::` run every mutant then makes, side by side in one run.
 
-Usage: scripts/bench-mutant-world.py [--dsn URL] [--runner PATH] [--rounds 5]
+Usage: scripts/bench-mutant-world.py [--dsn URL] [--runner PATH] [--baseline-runner PATH] [--rounds 5]
 
 Issue 30 asked whether a template database installed once (`CREATE DATABASE … TEMPLATE`)
 would prove the kill matrix's rows cheaper than runner/tests/db_mutants.rs's world per mutant
 (a database, then `schema install`). This measures the three parts of one mutant's cost in
 interleaved rounds (so machine noise hits each alike) and prints each median and the ratios
 that decide it: what the template would save is the install minus the copy, against the suite
-run that stays.
+run that stays. With --baseline-runner (another build of the runner, e.g. the last commit's),
+each round also runs the same `sql::` set with it on the same database, interleaved, and the
+ratio of the two suite runs is printed: a change to the suites' cost measured side by side.
 
 Needs psycopg 3, a superuser DSN (default $DATABASE_URL) and the runner (default the release
 build, target/release/awa-conformance). Every database and role it creates is named
@@ -43,10 +45,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dsn", default=os.environ.get("DATABASE_URL"))
     ap.add_argument("--runner", default=str(DEFAULT_RUNNER))
+    ap.add_argument("--baseline-runner", help="another runner build whose sql:: run is timed beside")
     ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     if not a.dsn:
         print("bench-mutant-world: no DSN: pass --dsn or set DATABASE_URL", file=sys.stderr)
+        return 1
+    if a.baseline_runner and not pathlib.Path(a.baseline_runner).is_file():
+        print(f"bench-mutant-world: no baseline runner at {a.baseline_runner}", file=sys.stderr)
         return 1
     if not pathlib.Path(a.runner).is_file():
         print(f"bench-mutant-world: no runner at {a.runner}: cargo build --release -p awa-conformance",
@@ -70,9 +76,9 @@ def main() -> int:
                         "--producer-role", f"{prefix}_producer"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def suite(name: str) -> None:
+    def suite(name: str, runner: str | None = None) -> None:
         # Exit 0 (the reference passes): every case ran, as in a mutant's exact run.
-        subprocess.run([a.runner, "--dsn", make_conninfo(a.dsn, dbname=name), "--schema", prefix,
+        subprocess.run([runner or a.runner, "--dsn", make_conninfo(a.dsn, dbname=name), "--schema", prefix,
                         "--producer-role", f"{prefix}_producer", "-q", "sql::"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -84,6 +90,9 @@ def main() -> int:
             times["install"].append(timed(lambda: install(f"{prefix}_i{r}")))
             times["template copy"].append(timed(lambda: create(f"{prefix}_c{r}", template)))
             times["sql:: run"].append(timed(lambda: suite(f"{prefix}_i{r}")))
+            if a.baseline_runner:
+                times.setdefault("sql:: baseline", []).append(
+                    timed(lambda: suite(f"{prefix}_i{r}", a.baseline_runner)))
             print(f"round {r + 1}/{a.rounds} done", file=sys.stderr)
     except (subprocess.CalledProcessError, psycopg.Error) as e:
         detail = getattr(e, "stderr", b"") or b""
@@ -104,6 +113,8 @@ def main() -> int:
     print(f"template copy / install: {med['template copy'] / med['install']:.2f}")
     print(f"saved per mutant by a template: {saved * 1000:.1f} ms = "
           f"{100 * saved / per_mutant:.1f}% of a mutant's world and run ({per_mutant:.2f} s)")
+    if a.baseline_runner:
+        print(f"sql:: run / baseline's: {med['sql:: run'] / med['sql:: baseline']:.2f}")
     return 0
 
 

@@ -533,6 +533,82 @@ pub async fn read(
     Routing::decode(&row)
 }
 
+/// Read many jobs' stored routing in one statement (`job_routing_many.sql`), in the order of
+/// `ids`: the same rows as [`read`] on each id, in one round trip. An id for which
+/// `job_routing` gives no row or several is read alone ([`read_sql_in`]), so its error is
+/// the one-id read's.
+///
+/// # Errors
+/// The server's error, a column of the wrong type, or the one-id read's error.
+pub async fn read_many(
+    client: &Client,
+    quoted_schema: &str,
+    ids: &[i64],
+) -> Result<Vec<Routing>, tokio_postgres::Error> {
+    let many = include_str!("../../sql/job_routing_many.sql").in_schema(quoted_schema);
+    read_each(
+        client,
+        &many,
+        &read_sql_in(quoted_schema),
+        ids,
+        10,
+        Routing::decode,
+    )
+    .await
+}
+
+/// Read many jobs whole in one statement (`job_stored_many.sql`), in the order of `ids`: the
+/// same rows as [`stored`] on each id, with [`read_many`]'s fallback to a one-id read.
+///
+/// # Errors
+/// The server's error, a column of the wrong type, or the one-id read's error.
+pub async fn stored_many(
+    client: &Client,
+    quoted_schema: &str,
+    ids: &[i64],
+) -> Result<Vec<Stored>, tokio_postgres::Error> {
+    let many = include_str!("../../sql/job_stored_many.sql").in_schema(quoted_schema);
+    read_each(
+        client,
+        &many,
+        &stored_sql_in(quoted_schema),
+        ids,
+        17,
+        Stored::decode,
+    )
+    .await
+}
+
+/// `many` (rows ordered by the id's 1-based position in `ids`, held in column `position`)
+/// decoded per id; a position with no row or several is read alone with `one`.
+async fn read_each<T>(
+    client: &Client,
+    many: &str,
+    one: &str,
+    ids: &[i64],
+    position: usize,
+    decode: fn(&Row) -> Result<T, tokio_postgres::Error>,
+) -> Result<Vec<T>, tokio_postgres::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = client.query(many, &[&ids]).await?;
+    let mut rows = rows.iter().peekable();
+    let mut out = Vec::with_capacity(ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        let at = i64::try_from(i).map_or(i64::MAX, |i| i.saturating_add(1));
+        let mut mine = Vec::new();
+        while let Some(row) = rows.next_if(|r| r.try_get::<_, i64>(position).ok() == Some(at)) {
+            mine.push(row);
+        }
+        out.push(match mine.as_slice() {
+            [row] => decode(row)?,
+            _ => decode(&client.query_one(one, &[id]).await?)?,
+        });
+    }
+    Ok(out)
+}
+
 /// One `insert_job_compat` call, every argument explicit (the compat cases' calls, and the
 /// producer engine's reference on released Awa).
 #[derive(Debug, Clone)]

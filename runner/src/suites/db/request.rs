@@ -120,8 +120,8 @@ async fn jobs_in(client: &Client, db: &DbSetup, queues: &[String]) -> Result<i64
         .map_err(|e| CaseFailure::harness(format!("counting the case's job rows: {e}")))
 }
 
-/// Insert many requests pipelined on one connection, then read every stored routing, also
-/// pipelined: three round-trip waves per case regardless of how many widths it covers. The
+/// Insert many requests pipelined on one connection, then read every stored routing in one
+/// statement (`call::read_many`): a few round trips per case however many widths it covers. The
 /// requests' queues must then hold exactly one more job row per request (the row-count rule),
 /// where `rows` lets the session count them.
 pub(super) async fn insert_and_read_all(
@@ -148,7 +148,10 @@ pub(super) async fn insert_and_read_all(
     } else {
         None
     };
-    let (ins, rd) = prepare(client, db).await?;
+    let ins = client
+        .prepare(&insert_sql(db))
+        .await
+        .map_err(|e| query_fail(db, "preparing insert_job", &e))?;
     let inserted =
         futures_util::future::join_all(reqs.iter().map(|r| insert(client, &ins, r))).await;
     let mut ok = Vec::with_capacity(reqs.len());
@@ -170,11 +173,12 @@ pub(super) async fn insert_and_read_all(
             }
         }
     }
-    let stored =
-        futures_util::future::join_all(ok.iter().map(|i| read(client, &rd, i.job_id))).await;
+    let ids: Vec<i64> = ok.iter().map(|i| i.job_id).collect();
+    let stored = call::read_many(client, db.schema.quoted(), &ids)
+        .await
+        .map_err(|e| query_fail(db, &format!("job_routing of jobs {ids:?}"), &e))?;
     let mut out = Vec::with_capacity(ok.len());
     for ((i, s), r) in ok.into_iter().zip(stored).zip(reqs) {
-        let s = s.map_err(|e| query_fail(db, &format!("job_routing({})", i.job_id), &e))?;
         judge_kept(r, &i.observed(), &s.observed())?;
         out.push((i, s));
     }
@@ -188,7 +192,7 @@ pub(super) async fn insert_and_read_all(
     Ok(out)
 }
 
-/// Read every inserted job whole (`job_stored`, pipelined) and judge its payload against what
+/// Read every inserted job whole (`job_stored`, one statement for all) and judge its payload against what
 /// its request asked, as the server's own types make it.
 async fn judge_stored_payloads(
     client: &Client,
@@ -198,21 +202,14 @@ async fn judge_stored_payloads(
     asked: Vec<call::Asked>,
     from: &str,
 ) -> Result<(), CaseFailure> {
-    let st = client
-        .prepare(&call::stored_sql_in(db.schema.quoted()))
+    let ids: Vec<i64> = inserted.iter().map(|(i, _)| i.job_id).collect();
+    let whole = call::stored_many(client, db.schema.quoted(), &ids)
         .await
-        .map_err(|e| query_fail(db, "preparing job_stored", &e))?;
-    let whole = futures_util::future::join_all(
-        inserted
-            .iter()
-            .map(|(i, _)| call::stored(client, &st, i.job_id)),
-    )
-    .await;
+        .map_err(|e| query_fail(db, &format!("job_stored of jobs {ids:?}"), &e))?;
     let to = call::clock(client)
         .await
         .map_err(|e| query_fail(db, "reading the server's clock", &e))?;
-    for (((r, a), (i, _)), got) in reqs.iter().zip(asked).zip(inserted).zip(whole) {
-        let got = got.map_err(|e| query_fail(db, &format!("job_stored({})", i.job_id), &e))?;
+    for ((r, a), got) in reqs.iter().zip(asked).zip(whole) {
         judge_payload("insert_job", &Payload::asked(r, a, (from, &to)), &got)?;
     }
     Ok(())

@@ -389,6 +389,10 @@ fn startup_sweeps_leftovers_of_killed_runs_only() {
     let live = "00000000beef";
     let dead_role = format!("awa_conformance_{dead}_login");
     let live_role = format!("awa_conformance_{live}_login");
+    // The live run holds its liveness lock before its role exists: a role of that name
+    // without the lock is a killed run's to every other runner's start-up sweep in the
+    // cluster. (The test also runs alone: .config/nextest.toml.)
+    let guard = Held::open(&dsn, &liveness_lock(live));
     // A killed run's committed widths, job, claim and login role; a live run's rows and role
     // (it holds its liveness lock); rows that merely share the public prefix.
     s.sql(&format!(
@@ -402,7 +406,6 @@ fn startup_sweeps_leftovers_of_killed_runs_only() {
          DROP ROLE IF EXISTS \"{dead_role}\"; DROP ROLE IF EXISTS \"{live_role}\"; \
          CREATE ROLE \"{dead_role}\" LOGIN; CREATE ROLE \"{live_role}\" LOGIN;"
     ));
-    let guard = Held::open(&dsn, &liveness_lock(live));
     let out = s.run(&["-q", "sql::catalog::capabilities_sorted_unique"]);
     drop(guard);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -80,6 +80,34 @@ else
     exit 1
 fi
 
+# --- db and full: cargo-nextest, pinned, for the DB-backed Rust tests ------------------------------
+# scripts/test.sh runs the DB tests under cargo-nextest (.config/nextest.toml: each test a process
+# of its own, the whole-cluster checks alone, a slow-test timeout). Built from crates.io without
+# its self-updater (the registries reach no release binaries) into target/tools, kept between
+# runs. A debug build without debug info: it only starts test processes and reads their output,
+# and it builds in 2 minutes on 2 cores (3 with debug info, over 5 as a release build;
+# CONTRIBUTING, step times). It builds in the background while the downloads below run (they
+# wait on the network, the build on the CPU); the script waits for it before it ends, and a
+# failed build fails the script with the build's output.
+NEXTEST_VERSION=0.9.151
+TOOLS="$ROOT/target/tools"
+NEXTEST_BUILD=""
+if [ "$NEED_DB" -eq 1 ]; then
+    if [ "$("$TOOLS/bin/cargo-nextest" nextest --version 2>/dev/null | head -n1 | cut -d' ' -f2)" = "$NEXTEST_VERSION" ]; then
+        log "cargo-nextest: $NEXTEST_VERSION present in target/tools"
+    else
+        log "cargo-nextest: building $NEXTEST_VERSION (cargo install) into target/tools, in the background"
+        NEXTEST_LOG="$(mktemp)"
+        # A process group of its own (setsid), so an install that fails before the end stops the
+        # whole build (cargo and its rustc jobs): nothing keeps running after this script.
+        setsid env CARGO_PROFILE_DEV_DEBUG=0 cargo install --debug --locked --quiet --root "$TOOLS" \
+            --version "$NEXTEST_VERSION" --no-default-features --features default-no-update cargo-nextest \
+            >"$NEXTEST_LOG" 2>&1 &
+        NEXTEST_BUILD=$!
+        trap '[ -z "$NEXTEST_BUILD" ] || kill -- -"$NEXTEST_BUILD" 2>/dev/null; rm -f "$NEXTEST_LOG"' EXIT
+    fi
+fi
+
 # --- full only from here to the Python section: the example adapters and producers, the results page
 if [ "$NEED_FULL" -eq 1 ]; then
 
@@ -166,22 +194,6 @@ else
     [ -x "$OLDEST_VENV/bin/awa" ] || { log "the awa CLI is missing from target/awa-cli-$OLDEST after pip install" >&2; exit 1; }
 fi
 
-# --- db and full: cargo-nextest, pinned, for the DB-backed Rust tests ------------------------------
-# scripts/test.sh runs the DB tests under cargo-nextest (.config/nextest.toml: each test a process
-# of its own, the whole-cluster checks alone, a slow-test timeout). Built from crates.io without
-# its self-updater (the registries reach no release binaries) into target/tools, kept between
-# runs. A debug build without debug info: it only starts test processes and reads their output,
-# and it builds in 2 minutes on 2 cores (3 with debug info, over 5 as a release build;
-# CONTRIBUTING, step times).
-NEXTEST_VERSION=0.9.151
-TOOLS="$ROOT/target/tools"
-if [ "$("$TOOLS/bin/cargo-nextest" nextest --version 2>/dev/null | head -n1 | cut -d' ' -f2)" = "$NEXTEST_VERSION" ]; then
-    log "cargo-nextest: $NEXTEST_VERSION present in target/tools"
-else
-    log "cargo-nextest: installing $NEXTEST_VERSION (cargo install) into target/tools"
-    quiet env CARGO_PROFILE_DEV_DEBUG=0 cargo install --debug --locked --quiet --root "$TOOLS" \
-        --version "$NEXTEST_VERSION" --no-default-features --features default-no-update cargo-nextest
-fi
 fi # NEED_DB
 
 # --- full only: actionlint and the version matrix's servers ----------------------------------------
@@ -200,4 +212,15 @@ fi
 # throwaway clusters run as the `postgres` OS user); a cached major is not fetched again.
 log "postgres servers: $("$VENV/bin/python" "$ROOT/scripts/fetch-pg.py" 13 14 15 16 17 18 | cut -d' ' -f2 | xargs -n1 dirname | xargs -n1 basename | tr '\n' ' ')"
 fi # NEED_FULL
+if [ -n "$NEXTEST_BUILD" ]; then
+    log "cargo-nextest: waiting for its build"
+    if ! wait "$NEXTEST_BUILD"; then
+        NEXTEST_BUILD=""
+        cat "$NEXTEST_LOG" >&2
+        log "FAILED: cargo install cargo-nextest $NEXTEST_VERSION (its output is above)" >&2
+        exit 1
+    fi
+    NEXTEST_BUILD=""
+    log "cargo-nextest: $("$TOOLS/bin/cargo-nextest" nextest --version | head -n1)"
+fi
 log "done ($TIER)"

@@ -11,7 +11,7 @@
 #          runner --dsn, schema SQL tests, Python bindings, fuzz, Python example producer,
 #          reports, documented examples) on one throwaway cluster, with the release wheel's
 #          runner. The SQL mutants in "caught" mode unless the change touches what they are
-#          about (mutant_mode below).
+#          about (scripts/mutant-mode.sh).
 #   full   everything: db plus the exact SQL kill matrix, the PostgreSQL 14-18 matrix, the
 #          example producers and adapters, the ci recipe, the cross-check against released Awa,
 #          the results page... What CI (.ci/run) and README.md run.
@@ -419,23 +419,6 @@ cargo_test_offline() {
     return "$rc"
 }
 
-# How much of the SQL kill matrix the DB tests prove (runner/tests/db_mutants.rs, AWA_MUTANTS):
-# `exact` in full, and in db when this checkout changes what the matrix is about (the schema,
-# the kit's SQL, the suites, the contract layer, or the mutants themselves) against its upstream
-# branch or in uncommitted work; `caught` otherwise. Without git or an upstream to compare with,
-# `exact`.
-mutant_mode() {
-    local changed base
-    [ "$TIER" = db ] || { echo exact; return; }
-    base="$(git -C "$ROOT" rev-parse -q --verify '@{upstream}' 2>/dev/null)" || { echo exact; return; }
-    changed="$( { git -C "$ROOT" diff --name-only "$base"...HEAD && git -C "$ROOT" status --porcelain | cut -c4-; } 2>/dev/null)" || { echo exact; return; }
-    if grep -qE '^(schema/|runner/sql/|runner/src/suites/|runner/src/contract/|tests/mutants/sql\.json|runner/tests/db_mutants\.rs)' <<<"$changed"; then
-        echo exact
-    else
-        echo caught
-    fi
-}
-
 # The workspace's DB-backed tests (cargo_selection postgres), under cargo-nextest
 # (.config/nextest.toml, profile ci: each test its own process and its own world, the
 # whole-cluster checks alone). They spawn the runner (support::spawn): they are given the
@@ -450,7 +433,8 @@ cargo_test_postgres() {
         { echo "cargo test: cargo-nextest not found; run scripts/install-deps.sh db" >&2; return 1; }
     sel="$(cargo_selection postgres)" || return 1
     mapfile -t args <<<"$sel"
-    mode="$(mutant_mode)"
+    # How much of the SQL kill matrix the DB tests prove: exact or caught (scripts/mutant-mode.sh).
+    mode="$("$ROOT/scripts/mutant-mode.sh" "$TIER" "$ROOT")"
     echo "+ AWA_MUTANTS=$mode cargo nextest run --profile ci --no-fail-fast ${args[*]}"
     cargo build -q --workspace --examples &&
         AWA_MUTANTS="$mode" cargo nextest run --profile ci --no-fail-fast "${args[@]}"
@@ -479,6 +463,7 @@ step quick "mutant patches apply"       pytest_suite -q tests/mutants
 step db    "reports read by consumers"  reports_consumers
 step full  "example producers"          example_producers
 step quick "doc and ADR checks (files)" pytest_suite -q tests/docs -m "not needs_kit"
+step quick "scripts' own tests"         pytest_suite -q tests/scripts
 step db    "documented examples"        doc_examples
 step full  "workflow lint (actionlint)" workflow_lint
 step full  "build awa-rs producer"      awa_rs_producer

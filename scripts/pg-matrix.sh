@@ -18,7 +18,8 @@
 # (13) is refused with exit 4 and one line naming it, as the embedded cluster (--pg-bin) and as
 # a --dsn target of `schema install`, a run and `fuzz`.
 # Environment: AWA_CONFORMANCE_BIN (the runner; default: scripts/kit.sh builds one), PY (python
-# with awa-cli; default .venv/bin/python), PGPORT_MATRIX (first port, default 55460).
+# with awa-cli; default .venv/bin/python), PGPORT_MATRIX (first port, default 55460; a port
+# another server holds is skipped, see start_cluster).
 # Exit 0 when every major passed, 1 otherwise. Clusters and temp files are removed on any exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -106,18 +107,39 @@ done(f"{kind}: server {p['server_version']}, {sum(c['status'] == 'passed' for c 
 PYEOF
 }
 
+# start_cluster BINDIR FIRST LOG [DB]: a throwaway cluster of BINDIR on the first port of FIRST,
+# FIRST+10, ... FIRST+90 that no other server holds; sets CL_PORT, CL_DIR and CL_ENV (the
+# `export DATABASE_URL=` line of pg-throwaway.sh). A port held by another server (the suite's own
+# cluster at PGPORT_THROWAWAY, a second run's matrix beside this one) moves on to the next; any
+# other failure to start is returned at once, with pg-throwaway's lines in LOG. Each major's
+# first port is PORT0 + its index (< 10), so the majors' port sets stay disjoint.
+start_cluster() {
+    local bindir="$1" first="$2" log="$3" db="${4:-}" try
+    CL_ENV=""
+    for try in 0 1 2 3 4 5 6 7 8 9; do
+        CL_PORT="$((first + 10 * try))" CL_DIR="$WORK/pg-$((first + 10 * try))"
+        printf '%s' "$bindir" >"$CL_DIR.bin"
+        CL_ENV="$(env PGBIN_THROWAWAY="$bindir" PGPORT_THROWAWAY="$CL_PORT" PGDIR_THROWAWAY="$CL_DIR" \
+            ${db:+"PGDB_THROWAWAY=$db"} "$ROOT/scripts/pg-throwaway.sh" start 2>"$log")" && [ -n "$CL_ENV" ] && return 0
+        CL_ENV=""
+        grep -qE 'already served by another PostgreSQL|already in use|could not bind' "$log" || return 1
+        echo "port $CL_PORT is held by another server: trying $((CL_PORT + 10))"
+        [ -d "$CL_DIR" ] || rm -f "$CL_DIR.bin"
+    done
+    return 1
+}
+
 # One major, start to end; returns non-zero at its first failure.
 run_major() {
-    local major="$1" bindir="$2" port="$3" dir="$WORK/pg-$3" url db out
+    local major="$1" bindir="$2" port dir url db out
     out="$WORK/$major"
     mkdir -p "$out"
-    printf '%s' "$bindir" >"$dir.bin"
     # The cluster's own lines go to a log, shown when it does not start (a run once lost the
     # reason: the start printed nothing and the next line read an unset DATABASE_URL).
-    local env_line
-    env_line="$(PGBIN_THROWAWAY="$bindir" PGPORT_THROWAWAY="$port" PGDIR_THROWAWAY="$dir" PGDB_THROWAWAY=postgres_matrix \
-        "$ROOT/scripts/pg-throwaway.sh" start 2>"$out/start.log")" && [ -n "$env_line" ] ||
-        { cat "$out/start.log" >&2; fail "PostgreSQL $major: the throwaway cluster on port $port did not start (log above)"; return 1; }
+    start_cluster "$bindir" "$3" "$out/start.log" postgres_matrix ||
+        { cat "$out/start.log" >&2; fail "PostgreSQL $major: the throwaway cluster on port $CL_PORT did not start (log above)"; return 1; }
+    port="$CL_PORT" dir="$CL_DIR"
+    local env_line="$CL_ENV"
     eval "$env_line"
     local su="$DATABASE_URL"
     # A non-superuser that owns its database and may create roles: what `schema install`
@@ -209,10 +231,10 @@ else
 fi
 # The same server as a --dsn target: every command that talks to a database refuses it at once
 # (exit 4, one line), before it installs, runs or fuzzes anything.
-port13="$((PORT0 + 9))" dir13="$WORK/pg-$((PORT0 + 9))"
-printf '%s' "${BIN[13]}" >"$dir13.bin"
-url13="$(PGBIN_THROWAWAY="${BIN[13]}" PGPORT_THROWAWAY="$port13" PGDIR_THROWAWAY="$dir13" \
-    "$ROOT/scripts/pg-throwaway.sh" start 2>/dev/null | sed -n 's/^export DATABASE_URL=//p')"
+url13=""
+if start_cluster "${BIN[13]}" "$((PORT0 + 9))" "$WORK/start13.log" >/dev/null; then
+    url13="$(sed -n 's/^export DATABASE_URL=//p' <<<"$CL_ENV")"
+fi
 refused13() {
     local what="$1" code=0 msg
     shift

@@ -382,6 +382,58 @@ fn missing_core_capability_is_one_failure_and_checks_the_core_anyway() {
     assert_eq!(report["provenance"]["level"], "core+unique_key");
 }
 
+/// A `job_routing` that gives an id no row or several (a set-returning one in a third-party
+/// schema) is never read as one: the suites read a case's jobs in one statement, and a
+/// position missing or repeated there is read alone, so the case errors as the one-id read
+/// does ("unexpected number of rows"), never passes on a row that is not the job's.
+fn job_routing_with_rows(copies: u32) {
+    let s = Scratch::install(&dsn(), &format!("routing_rows_{copies}"));
+    let def = scalar(
+        &s.dsn,
+        &format!(
+            "SELECT pg_get_functiondef('\"{}\".job_routing(bigint)'::regprocedure)",
+            s.schema
+        ),
+    );
+    let schema = format!("\"{}\"", s.schema);
+    let from = format!("FROM {schema}.contract_jobs AS j");
+    // pg_get_functiondef quotes a name only where it must; the body keeps the installer's quotes.
+    let returns = format!("RETURNS {}.job_routing_row", s.schema);
+    assert!(def.contains(&from) && def.contains(&returns), "{def}");
+    let def = def
+        .replace(&returns, &format!("RETURNS SETOF {schema}.job_routing_row"))
+        .replace(
+            &from,
+            &format!("{from} CROSS JOIN pg_catalog.generate_series(1, {copies}) AS g"),
+        );
+    s.sql(&format!(
+        "DROP FUNCTION {schema}.job_routing(bigint); {def}; \
+         GRANT EXECUTE ON FUNCTION {schema}.job_routing(bigint) TO @P@"
+    ));
+    let case = "sql::function::cd-62c3b8da2f17";
+    let (out, report) = run_with_report(&s, &["--exact", case]);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(cases_with(&report, "passed").is_empty(), "{report}");
+    let said: Vec<(String, String)> = ["failed", "errored"]
+        .iter()
+        .flat_map(|st| support::messages(&report, st))
+        .collect();
+    assert!(
+        said.iter().any(|(n, m)| n == case
+            && m.contains("job_routing")
+            && m.contains("unexpected number of rows")),
+        "{said:?}"
+    );
+}
+
+fn job_routing_gives_an_id_no_row() {
+    job_routing_with_rows(0);
+}
+
+fn job_routing_gives_an_id_two_rows() {
+    job_routing_with_rows(2);
+}
+
 fn startup_sweeps_leftovers_of_killed_runs_only() {
     let dsn = dsn();
     let s = Scratch::install(&dsn, "leftovers");
@@ -488,6 +540,16 @@ fn pretty_output_starts_with_a_provenance_line() {
 
 fn main() {
     let tests: Vec<(&'static str, Gate, fn())> = vec![
+        (
+            "job_routing_gives_an_id_no_row",
+            Gate::Dsn,
+            job_routing_gives_an_id_no_row,
+        ),
+        (
+            "job_routing_gives_an_id_two_rows",
+            Gate::Dsn,
+            job_routing_gives_an_id_two_rows,
+        ),
         (
             "full_run_is_green_and_leaves_the_database_as_found",
             Gate::Dsn,

@@ -176,7 +176,7 @@ pub(super) async fn insert_and_read_all(
     let ids: Vec<i64> = ok.iter().map(|i| i.job_id).collect();
     let stored = call::read_many(client, db.schema.quoted(), &ids)
         .await
-        .map_err(|e| query_fail(db, &format!("job_routing of jobs {ids:?}"), &e))?;
+        .map_err(|e| query_fail(db, &read_label("job_routing", &ids), &e))?;
     let mut out = Vec::with_capacity(ok.len());
     for ((i, s), r) in ok.into_iter().zip(stored).zip(reqs) {
         judge_kept(r, &i.observed(), &s.observed())?;
@@ -192,8 +192,21 @@ pub(super) async fn insert_and_read_all(
     Ok(out)
 }
 
-/// Read every inserted job whole (`job_stored`, one statement for all) and judge its payload against what
-/// its request asked, as the server's own types make it.
+/// What a failed read-back of `ids` names: the function and the case's jobs, short (a routing
+/// vector's case has 64).
+fn read_label(function: &str, ids: &[i64]) -> String {
+    match ids {
+        [one] => format!("{function}({one})"),
+        [first, .., last] => format!(
+            "{function} of the case's {} jobs ({first}..{last})",
+            ids.len()
+        ),
+        [] => format!("{function} of no job"),
+    }
+}
+
+/// Read every inserted job whole (`job_stored`, one statement for all) and judge its payload
+/// against what its request asked, as the server's own types make it.
 async fn judge_stored_payloads(
     client: &Client,
     db: &DbSetup,
@@ -205,7 +218,7 @@ async fn judge_stored_payloads(
     let ids: Vec<i64> = inserted.iter().map(|(i, _)| i.job_id).collect();
     let whole = call::stored_many(client, db.schema.quoted(), &ids)
         .await
-        .map_err(|e| query_fail(db, &format!("job_stored of jobs {ids:?}"), &e))?;
+        .map_err(|e| query_fail(db, &read_label("job_stored", &ids), &e))?;
     let to = call::clock(client)
         .await
         .map_err(|e| query_fail(db, "reading the server's clock", &e))?;

@@ -287,12 +287,13 @@ example_producers() {
 
 # The Python example producer: its own protocol tests (stored jobs judged from the vector
 # files, each deliberate mistake caught), then the runner's producer engine on it (schema awa_ci
-# of runner_dsn): every producer:: case passes (at least 100), and four deliberately broken
-# copies (tests/mutants/python/<mistake>.patch, made by tests/mutants/materialise.py) each fail
-# their family with exit 1; a fifth (skip_refusals) fails producer::coverage alone, and a sixth
-# (skip_concurrency_keys) fails on the features rule with no case failed.
+# of runner_dsn): every producer:: case passes (at least 100), and the deliberately broken copies
+# of tests/mutants/python-runs.json (tests/mutants/python/<mistake>.patch, made by
+# tests/mutants/materialise.py) each fail the cases their row names with exit 1; one more
+# (skip_refusals) fails producer::coverage alone, and another (skip_concurrency_keys) fails on
+# the features rule with no case failed.
 python_producer() {
-    local cmd="$ROOT/examples/producers/python/run" rc=0 code mistake family broken
+    local cmd="$ROOT/examples/producers/python/run" rc=0 code broken
     local run=("$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$cmd" -q)
     AWA_CONFORMANCE_BIN="$RUNNER" pytest_suite -q "$ROOT/examples/producers/python/tests" || rc=1
     "${run[@]}" --report-json "$REPORTS/producer.json" producer:: || rc=1
@@ -306,17 +307,9 @@ bad = [(c["name"], c["status"]) for c in cases if c["status"] != "passed"
 if len(cases) < 100 or bad:
     sys.exit(f"python_producer: {len(cases)} producer cases (need >= 100), not passed: {bad[:10]}")
 PYEOF
-    for mistake in drop_ordering_key:routing_precedence drop_concurrency_key:concurrency_shard json_dumps:unique_key bit8_cast:refusal \
-        drop_tags:payload drop_metadata:payload; do
-        family="${mistake#*:}" mistake="${mistake%%:*}" code=0
-        broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python "$mistake")" || { rc=1; continue; }
-        "$RUNNER" --dsn "$DATABASE_URL" --schema awa_ci --producer-role awa_ci_producer --producer "$broken" -q \
-            "producer::$family::" >/dev/null 2>&1 || code=$?
-        if [ "$code" -ne 1 ]; then
-            echo "python_producer: mutant $mistake exited $code on producer::$family::, not 1" >&2
-            rc=1
-        fi
-    done
+    # Every deliberately broken copy of tests/mutants/python-runs.json: each fails the cases its
+    # row names, with exit 1 (the field rows are docs/input-space.md's producer column).
+    "$PY" "$ROOT/scripts/python-mutants.py" "$RUNNER" "$DATABASE_URL" awa_ci awa_ci_producer "$REPORTS" || rc=1
     # A copy that declares `errors` and skips every refusal: no case fails, producer::coverage does.
     broken="$("$PY" "$ROOT/tests/mutants/materialise.py" python skip_refusals)" || return 1
     code=0

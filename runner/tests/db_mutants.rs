@@ -37,7 +37,7 @@ const INSERT_JOB: &str = "insert_job(text, text, jsonb, smallint, smallint, time
                           text[], bytea, bit varying, bytea, bytea, jsonb)";
 
 /// The SQL suites, in the matrix's column order.
-const SUITES: [&str; 12] = [
+const SUITES: [&str; 13] = [
     "catalog",
     "function",
     "rejection",
@@ -50,6 +50,7 @@ const SUITES: [&str; 12] = [
     "v1_1",
     "bulk",
     "payload",
+    "field",
 ];
 
 /// The table of mutants.

@@ -216,3 +216,35 @@ def test_a8_insert_reports_failure_for_a_job_it_stored(released: Released) -> No
     with pytest.raises(ValueError, match="nesting too deep"):
         client.insert({"d": deep}, kind="xc.adv8.deep", queue="xc_adv8", run_at=FUTURE)
     assert conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv8.deep'").fetchone() == (0,)
+
+
+def test_a10_database_errors_carry_no_sqlstate(released: Released) -> None:
+    """A10: a refusal by released validation (23514) reaches Python as awa.DatabaseError whose only
+    content is the message: no SQLSTATE a caller could branch on."""
+    client = released.client
+    with pytest.raises(awa.DatabaseError) as refused:
+        client.insert({"a": 1}, kind="xc.adv10", queue="xc_adv10", priority=5)
+    e = refused.value
+    assert "priority must be between 1 and 4" in str(e)
+    assert e.args == (str(e),), e.args
+    assert not any(hasattr(e, a) for a in ("sqlstate", "pgcode", "code", "diag")), dir(e)
+    count = released.conn.execute("SELECT count(*) FROM awa.jobs WHERE kind = 'xc.adv10'").fetchone()
+    assert count == (0,)
+
+
+def test_a11_enqueue_many_copy_skips_released_validation(released: Released) -> None:
+    """A11: enqueue_many_copy stores what insert and insert_many_copy refuse with 23514: a priority
+    outside 1..=4, a kind over 200 characters, more than 20 tags."""
+    client, conn = released.client, released.conn
+    for bad in ({"priority": 5}, {"priority": 0}, {"tags": [f"t{i}" for i in range(21)]}):
+        with pytest.raises(awa.DatabaseError):
+            client.insert({"a": 1}, kind="xc.adv11", queue="xc_adv11", **bad)
+        with pytest.raises(awa.DatabaseError):
+            client.insert_many_copy([{"a": 1}], kind="xc.adv11", queue="xc_adv11", **bad)
+        assert client.enqueue_many_copy([{"a": 1}], kind="xc.adv11", queue="xc_adv11", **bad) == 1
+    long_kind = "k" * 201
+    assert client.enqueue_many_copy([{"a": 1}], kind=long_kind, queue="xc_adv11") == 1
+    stored = conn.execute(
+        "SELECT priority, cardinality(tags), length(kind) FROM awa.jobs WHERE queue = 'xc_adv11' ORDER BY id"
+    ).fetchall()
+    assert stored == [(5, 0, 8), (0, 0, 8), (2, 21, 8), (2, 0, 201)], stored

@@ -91,6 +91,15 @@ def statuses(report: dict[str, Any]) -> dict[str, int]:
     return out
 
 
+# The input classes of docs/contract.md §16 that only protocol 3 can ask for: metadata,
+# max_attempts and a run_at with an offset other than Z.
+PROTOCOL_3_FIELD_CLASSES = (
+    "max_attempts.min", "max_attempts.max", "max_attempts.below", "max_attempts.above",
+    "metadata.empty", "metadata.mixed", "metadata.nested", "metadata.key_order",
+    "run_at.offset_half_hour", "run_at.offset_negative",
+)
+
+
 @pytest.mark.parametrize(("example", "path_var", "path", "name"), PATHS, ids=[f"{p[0].name}-{p[2]}" for p in PATHS])
 def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released, tmp_path: Path, example: Path,
                                                              path_var: str, path: str, name: str) -> None:
@@ -113,7 +122,8 @@ def test_sdk_path_conforms_but_for_its_documented_divergences(released: Released
     assert all("released" in (c.get("message") or "") or "protocol 3 adds" in (c.get("message") or "")
                for c in na), na[:3]
     assert {c["name"] for c in na if "protocol 3 adds" in (c.get("message") or "")} == {
-        f"producer::payload::{n}" for n in ("all", "max_attempts", "metadata", "run_at_offset")}
+        *(f"producer::payload::{n}" for n in ("all", "max_attempts", "metadata", "run_at_offset")),
+        *(f"producer::field::{n}" for n in PROTOCOL_3_FIELD_CLASSES)}
 
 
 def test_a_stale_expected_failure_fails_the_run(released: Released, tmp_path: Path) -> None:

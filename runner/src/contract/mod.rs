@@ -12,7 +12,8 @@
 //!    session ([`open::preflight`]);
 //! 2. [`call`]: one builder, binder and decoder for every contract function the kit calls,
 //!    and the decoded job the judge compares ([`call::Observed`]);
-//! 3. [`expect`]: the one mapping from a vector (and width) to what the stored job must be;
+//! 3. [`expect`]: the one mapping from a vector (and width) to what the stored job must be,
+//!    and [`space`], each request field's input classes and what each must become;
 //! 4. [`judge`]: the one comparison, with layers, near misses, the row count, refusals and
 //!    the harness-error rule;
 //! 5. [`features`]: the producer features a verdict names, the mandatory core, and the rule
@@ -31,5 +32,8 @@ pub mod open;
 pub mod preflight;
 pub mod released;
 pub mod server;
+pub mod space;
+#[cfg(test)]
+mod space_doc;
 pub mod sweep;
 pub mod target;

@@ -6,7 +6,8 @@
 //! returned and the stored routing (`job_routing`) are judged. concurrency_digest,
 //! concurrency_shard and ordering_shard vectors go through the optional SQL helpers at every
 //! width 1..=64, when the schema has them. canonical_json values, when the schema has
-//! `job_stored` (revision 1.2), are the args of a job with the payload of `sql::payload::*`,
+//! `job_stored` (revision 1.2), are the args of a job with the payload of `sql::payload::*` and
+//! one stored input class of docs/contract.md §16 in turn (`contract::space`),
 //! read back whole and judged by the one payload rule (a value holding `\u0000`, which jsonb
 //! refuses, is not sent: `sql::payload` checks that refusal). Rejected-input vectors are not sent (the SQL
 //! rejection suite checks the database's errors). Nothing is ever committed: the queue widths
@@ -23,7 +24,7 @@ use tokio_postgres::{Client, Statement};
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
 use crate::contract::call::{self, InsertJob};
-use crate::contract::expect;
+use crate::contract::{expect, space};
 use crate::error::Error;
 use crate::pg::quote_ident;
 use crate::pg::{Dsn, Pg, PgError};
@@ -304,7 +305,7 @@ impl DbTarget {
     }
 
     /// A generated canonical_json value as the args of a job carrying the payload of
-    /// `sql::payload::*`, read back whole through `job_stored` and judged against what the
+    /// `sql::payload::*` and one input class of another member, read back whole through `job_stored` and judged against what the
     /// server's own types make of the request (the one payload rule).
     async fn check_payload(
         &self,
@@ -328,6 +329,19 @@ impl DbTarget {
         if g.case % 2 == 0 {
             request = request.run_at(RUN_AT);
         }
+        // One stored class of the request's input space (docs/contract.md §16) per case, in
+        // turn, so the fuzzed args travel with every kind, queue, tag, run_at and metadata
+        // edge the suites send one at a time.
+        let stored: Vec<space::Class> = space::classes()
+            .into_iter()
+            .filter(|c| c.expect == space::Expect::Stored)
+            .collect();
+        let class = usize::try_from(g.case)
+            .ok()
+            .and_then(|i| stored.get(i % stored.len().max(1)));
+        if let Some(class) = class {
+            class.apply(&mut request);
+        }
         let (mut asked, from) =
             call::asked_with(client, &st.asked, std::slice::from_ref(&request)).await?;
         let inserted = call::insert(client, &st.insert, &request).await?;
@@ -342,7 +356,10 @@ impl DbTarget {
                 Ok(()) => Outcome::Passed,
                 Err(f) => Outcome::Found(Box::new(Finding::new(
                     g,
-                    f.message,
+                    match class {
+                        Some(c) => format!("with input class {}: {}", c.id, f.message),
+                        None => f.message,
+                    },
                     f.expected.unwrap_or_else(|| want.to_json()),
                     f.actual.unwrap_or(Json::Null),
                 ))),

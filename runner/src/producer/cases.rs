@@ -111,6 +111,9 @@ pub enum Kind {
     Refusal(RefusalKind),
     /// One `bulk` request (needs the `bulk` capability): a staged batch (docs/contract.md §14).
     Bulk(BulkCase),
+    /// One input class of a request field (docs/contract.md §16): stored as asked, or refused
+    /// (then it needs the `errors` capability).
+    Field(Box<crate::contract::space::Class>),
 }
 
 /// What a payload case sends: fields a careless producer changes, drops or adds.
@@ -309,6 +312,25 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
     out
 }
 
+/// One case per input class of a request field ([`crate::contract::space`]), every other
+/// field at its default: `producer::field::<class>`.
+fn field_cases() -> Vec<Case> {
+    crate::contract::space::classes()
+        .into_iter()
+        .map(|class| Case {
+            name: name(FIELD_FAMILY, class.id, &[]),
+            family: FIELD_FAMILY,
+            id: class.id.to_owned(),
+            description: format!("{}: {}", class.field.name(), class.what),
+            vector: Json::Null,
+            kind: Kind::Field(Box::new(class)),
+        })
+        .collect()
+}
+
+/// The family segment of the field cases' names.
+pub const FIELD_FAMILY: &str = "field";
+
 /// The family segment of the payload cases' names.
 pub const PAYLOAD_FAMILY: &str = "payload";
 /// Every how many partition vectors one also gets a unique-by-queue case (`::unique`).
@@ -366,7 +388,11 @@ impl Case {
     /// Whether the case needs the `errors` capability.
     #[must_use]
     pub fn needs_errors(&self) -> bool {
-        matches!(self.kind, Kind::Refusal(_))
+        match &self.kind {
+            Kind::Refusal(_) => true,
+            Kind::Field(c) => c.expect != crate::contract::space::Expect::Stored,
+            _ => false,
+        }
     }
 }
 
@@ -527,6 +553,7 @@ pub fn cases(vectors: &VectorSet) -> Vec<Case> {
         });
     }
     out.extend(payload_cases(vectors));
+    out.extend(field_cases());
     let bulk = bulk_cases(&out);
     out.extend(bulk);
     out

@@ -14,6 +14,7 @@ use crate::contract::call::InsertJob;
 use crate::contract::expect::{self, Expectation};
 use crate::contract::features::Feature;
 use crate::contract::judge;
+use crate::contract::space::{Class, Expect, Sent};
 use crate::outcome::CaseFailure;
 use crate::protocol::{Job, PartitionInputs, UniqueInputs};
 
@@ -46,6 +47,7 @@ impl Case {
         match &self.kind {
             Kind::Bulk(_) => crate::protocol::BULK_CAPABILITY,
             Kind::Refusal(_) => crate::protocol::ERRORS_CAPABILITY,
+            Kind::Field(_) if self.needs_errors() => crate::protocol::ERRORS_CAPABILITY,
             _ => crate::protocol::ENQUEUE_CAPABILITY,
         }
     }
@@ -77,6 +79,8 @@ impl Case {
                 f
             }
             Kind::Refusal(_) => vec![Feature::Refusals],
+            Kind::Field(_) if self.needs_errors() => vec![Feature::Refusals],
+            Kind::Field(_) => vec![Feature::Payload],
             Kind::Bulk(_) => vec![Feature::Bulk],
         }
     }
@@ -112,6 +116,7 @@ impl Case {
                     RefusalKind::Duplicate => {}
                 }
             }
+            Kind::Field(_) if self.needs_errors() => n.push(Need::Errors),
             _ => {}
         }
         n
@@ -385,6 +390,29 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             }
             Ok(Plan::stored(job, call, want))
         }
+        Kind::Field(class) => {
+            let mut call = base_call(&q);
+            class.apply(&mut call);
+            let mut job = base_job(&call.queue);
+            field_job(class, &mut job);
+            match class.expect {
+                Expect::Stored => {
+                    let mut want = expected(&call.queue, 1, ROTOR, None)?;
+                    want.state = crate::contract::call::initial_state(call.run_at.is_some());
+                    want.priority = call.priority;
+                    Ok(Plan::stored(job, call, want))
+                }
+                Expect::Refused(_) => Ok(Plan {
+                    widths: Vec::new(),
+                    steps: vec![Step {
+                        job,
+                        call,
+                        outcome: Outcome::Refused(judge::Refusal::OutOfDomain),
+                    }],
+                    lock: None,
+                }),
+            }
+        }
         // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
         Kind::Bulk(_) => Ok(Plan {
             widths: Vec::new(),
@@ -446,6 +474,26 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 steps,
                 lock: None,
             })
+        }
+    }
+}
+
+/// The request a producer is sent for a field class: the class's value in its member (the
+/// queue is already the class's, from the reference call).
+fn field_job(class: &Class, job: &mut Job) {
+    match &class.sent {
+        Sent::Kind(k) => k.clone_into(&mut job.kind),
+        Sent::Queue(_) => {}
+        Sent::Priority(p) => job.priority = Some(*p),
+        Sent::MaxAttempts(m) => {
+            job.fields_3
+                .get_or_insert_with(Default::default)
+                .max_attempts = Some(*m);
+        }
+        Sent::RunAt(t) => job.run_at = Some((*t).to_owned()),
+        Sent::Tags(t) => t.clone_into(&mut job.tags),
+        Sent::Metadata(typed) => {
+            job.fields_3.get_or_insert_with(Default::default).metadata = Some(typed.clone());
         }
     }
 }

@@ -34,6 +34,10 @@ pub enum Refusal {
     KeyTooLong,
     /// `unique_states` that is not 8 bits: `22026`, or client-side `unique_states_not_8_bits`.
     UniqueStatesNot8Bits,
+    /// A kind, queue, priority, max_attempts or tags just outside its domain: `23514`, the
+    /// released validation (no client-side form: the contract keeps one set of bounds, the
+    /// database's).
+    OutOfDomain,
 }
 
 impl Refusal {
@@ -49,6 +53,7 @@ impl Refusal {
                 sqlstate == Some("22026")
                     || (sqlstate.is_none() && code == Some("unique_states_not_8_bits"))
             }
+            Self::OutOfDomain => sqlstate == Some("23514"),
         }
     }
 
@@ -97,6 +102,14 @@ impl Refusal {
                  producer sent other bytes (truncated?)"
                     .to_owned(),
             ),
+            Self::OutOfDomain => (
+                Layer::Payload,
+                format!(
+                    "job {job_id} was stored although insert_job refuses the value asked (23514): \
+                     the producer sent another value (clamped, truncated, dropped?); pass the \
+                     value as asked and answer the database's refusal"
+                ),
+            ),
         }
     }
 
@@ -115,6 +128,7 @@ impl Refusal {
             Self::UniqueStatesNot8Bits => {
                 "SQLSTATE 22026, or a client-side refusal with code unique_states_not_8_bits"
             }
+            Self::OutOfDomain => "SQLSTATE 23514 (the released validation of the field)",
         }
     }
 }

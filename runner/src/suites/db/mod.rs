@@ -27,6 +27,7 @@ mod bulk;
 mod case;
 mod catalog;
 pub mod compat;
+mod field;
 mod function;
 mod lifecycle;
 mod payload;
@@ -74,6 +75,7 @@ pub fn trials(
         revision::cases(),
         bulk::cases(),
         payload::cases(vectors),
+        field::cases(),
     ]
     .into_iter()
     .flatten()

@@ -492,4 +492,9 @@ def test_each_mistake_is_caught(db: Db, mistake: str) -> None:
 
 def test_every_mistake_has_a_test() -> None:
     patches = {p.stem for p in (ROOT / "tests" / "mutants" / "python").glob("*.patch")}
-    assert patches - VARIANTS == set(MUTANTS)
+    # A mistake in one input class of docs/contract.md §16 is caught by the runner's
+    # producer::field:: cases instead (tests/mutants/python-runs.json, scripts/python-mutants.py):
+    # this file's judges do not send those classes.
+    runs = json.loads((ROOT / "tests" / "mutants" / "python-runs.json").read_text(encoding="utf-8"))["runs"]
+    field = {r["mutant"] for r in runs if r["filter"] == "producer::field::"} - set(MUTANTS)
+    assert field and patches - VARIANTS - field == set(MUTANTS)

@@ -12,8 +12,9 @@ DOC = ROOT / "docs" / "released-awa.md"
 FILES = {
     "sql": ROOT / "tests" / "crosscheck" / "test_released_sql.py",
     "awa": ROOT / "tests" / "crosscheck" / "test_released_awa.py",
+    "adv": ROOT / "tests" / "crosscheck" / "test_advisories.py",
 }
-CITE = re.compile(r"`(sql|awa)::(test_\w+)`")
+CITE = re.compile(r"`(sql|awa|adv)::(test_\w+)`")
 FACT = re.compile(r"^\* \*\*(R\d+\.\d+)")
 
 

@@ -272,6 +272,76 @@ fn float_args_are_found_in_the_payload() {
     replays_on_the_mutant_only(&dsn, &s, &save(dir.path(), &out));
 }
 
+/// insert_job trims the kind: no generated args expose it, only the input class
+/// kind.whitespace (docs/contract.md §16) that the fuzzer's payload cases draw in turn (the
+/// third stored class travels with cases 2, 30, 58, …), so a finding shows it was applied.
+fn a_class_only_mistake_is_found_through_the_drawn_class() {
+    let s = Scratch::install(&dsn(), "fuzzcls");
+    patch(
+        &s,
+        "insert_job(text, text, jsonb, smallint, smallint, timestamptz, jsonb, text[], bytea, \
+         bit varying, bytea, bytea, jsonb)",
+        "p_kind, COALESCE(p_queue, 'default'), COALESCE(p_args",
+        "btrim(p_kind, E' \\t'), COALESCE(p_queue, 'default'), COALESCE(p_args",
+    );
+    let out = db_fuzz(&s, &["--seed", "1", "--cases", "64", "--max-findings", "1"]);
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    let found = findings(&out);
+    let f = &found[0];
+    assert_eq!(f["family"], "canonical_json", "{f}");
+    assert!(
+        f["finding"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("with input class kind.whitespace"),
+        "the finding names the class: {f}"
+    );
+}
+
+/// The producer fuzzer draws the same classes: a producer that trims the kind fails a generated
+/// payload carrying kind.whitespace, and the findings replay (the class is drawn again from
+/// its case number) on it and not on a right producer.
+fn the_producer_fuzzer_draws_input_classes() {
+    let s = Scratch::install(&dsn(), "fuzzpcls");
+    let wrong = test_producer(Some("trim_kind"));
+    let out = db_fuzz(
+        &s,
+        &[
+            "--producer",
+            &wrong,
+            "--seed",
+            "1",
+            "--cases",
+            "64",
+            "--max-findings",
+            "64",
+        ],
+    );
+    assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
+    // Generated kinds with surrounding whitespace (unique_key vectors) are found too.
+    let found = findings(&out);
+    assert!(
+        found.iter().any(|f| {
+            let finding = f["finding"].as_str().unwrap_or_default();
+            finding.starts_with("producer::payload::")
+                && finding.contains("with input class kind.whitespace")
+        }),
+        "{}",
+        show(&out)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = save(dir.path(), &out);
+    let again = db_fuzz(&s, &["--producer", &wrong, "--replay", &file]);
+    assert_eq!(
+        code(&again),
+        Some(i32::from(NONCONFORMANT)),
+        "{}",
+        show(&again)
+    );
+    let right = db_fuzz(&s, &["--producer", &test_producer(None), "--replay", &file]);
+    assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+}
+
 fn example_adapter_fuzz_finds_nothing() {
     let out = fuzz(&[
         "--adapter",
@@ -589,6 +659,16 @@ fn main() {
             "float_args_are_found_in_the_payload",
             Gate::Dsn,
             float_args_are_found_in_the_payload,
+        ),
+        (
+            "a_class_only_mistake_is_found_through_the_drawn_class",
+            Gate::Dsn,
+            a_class_only_mistake_is_found_through_the_drawn_class,
+        ),
+        (
+            "the_producer_fuzzer_draws_input_classes",
+            Gate::Dsn,
+            the_producer_fuzzer_draws_input_classes,
         ),
         (
             "example_adapter_fuzz_finds_nothing",

@@ -164,6 +164,21 @@ fn tags(list: &[&str]) -> Vec<String> {
     list.iter().map(|t| (*t).to_owned()).collect()
 }
 
+/// The class a fuzzer's `n`th generated value travels with: the stored classes in turn (a
+/// refused one would leave the value unjudged), built once, so both fuzzers (database and
+/// producer) draw from the same space as the suites send one class at a time.
+#[must_use]
+pub fn stored_class(n: u64) -> Option<&'static Class> {
+    static STORED: std::sync::LazyLock<Vec<Class>> = std::sync::LazyLock::new(|| {
+        classes()
+            .into_iter()
+            .filter(|c| c.expect == Expect::Stored)
+            .collect()
+    });
+    let len = u64::try_from(STORED.len()).ok().filter(|l| *l > 0)?;
+    STORED.get(usize::try_from(n % len).ok()?)
+}
+
 /// Every class, in the order docs/contract.md §16 lists them. IDs never change once released.
 #[must_use]
 #[allow(clippy::too_many_lines)] // one table

@@ -68,15 +68,6 @@ enum Outcome {
 /// Errors that say nothing about the implementation: no server error at all (connection
 /// closed), or SQLSTATE classes 08, 53, 57 and 58 (connection, resources, operator
 /// intervention, system).
-/// The stored input classes a payload case draws from, built once: `check_payload` runs for
-/// every generated canonical_json value.
-static STORED_CLASSES: std::sync::LazyLock<Vec<space::Class>> = std::sync::LazyLock::new(|| {
-    space::classes()
-        .into_iter()
-        .filter(|c| c.expect == space::Expect::Stored)
-        .collect()
-});
-
 fn is_harness(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
         None => true,
@@ -341,10 +332,7 @@ impl DbTarget {
         // One stored class of the request's input space (docs/contract.md §16) per case, in
         // turn, so the fuzzed args travel with every kind, queue, tag, run_at and metadata
         // edge the suites send one at a time.
-        let stored = &*STORED_CLASSES;
-        let class = usize::try_from(g.case)
-            .ok()
-            .and_then(|i| stored.get(i % stored.len().max(1)));
+        let class = space::stored_class(g.case);
         if let Some(class) = class {
             class.apply(&mut request);
         }

@@ -7,7 +7,9 @@
 //! engine's session runs each one: run-scoped queues, the producer's enqueue, the stored job
 //! read back, the three-answer judge, and every row removed afterwards. The engine's fixed
 //! cases (duplicates, unique_states masks) are not tied to a generated vector and are left to
-//! `--producer`.
+//! `--producer`. A payload case (a generated canonical_json value as args) also carries one
+//! stored input class of another member (docs/contract.md §16, [`space::stored_class`]), as the
+//! database fuzzer's do, when the producer's protocol can say it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,6 +18,7 @@ use awa_conformance_vectors::{Family, Manifest};
 
 use super::gen::Generated;
 use super::{Checked, Finding, Stop};
+use crate::contract::space;
 use crate::contract::target::DbSetup;
 use crate::error::Error;
 use crate::expected::ExpectedFailures;
@@ -149,7 +152,8 @@ impl ProducerTarget {
         let unique: Vec<&Generated> = by_id.values().copied().collect();
         let set = super::vector_set(&unique, &self.manifest);
         let mut out = Checked::default();
-        for case in cases::cases(&set) {
+        let hello = self.session.hello();
+        for mut case in cases::cases(&set) {
             if stop.get().is_some() {
                 break;
             }
@@ -157,6 +161,7 @@ impl ProducerTarget {
             let Some(g) = by_id.get(case.id.as_str()) else {
                 continue;
             };
+            let class = with_class(&mut case, g.case, &hello);
             // PostgreSQL text and jsonb cannot hold U+0000, so a kind, queue or args holding
             // it cannot be enqueued at all (docs/contract.md §10): not a producer's fault.
             if holds_nul(&g.vector.case.input_json().to_serde()) {
@@ -175,9 +180,10 @@ impl ProducerTarget {
                 }
                 Err(f) => {
                     out.hit(g.family);
+                    let with = class.map_or_else(String::new, |c| format!(" with input class {c}"));
                     out.findings.push(Finding::new(
                         g,
-                        format!("{}: {}", case.name, f.text()),
+                        format!("{}{with}: {}", case.name, f.text()),
                         f.expected
                             .unwrap_or_else(|| g.vector.case.expected_json().to_serde()),
                         f.actual.unwrap_or(serde_json::Value::Null),
@@ -196,6 +202,28 @@ impl ProducerTarget {
         }
         problems
     }
+}
+
+/// Put the stored input class of the `n`th generated value on `case` when it is a payload case
+/// and the producer's protocol can say that class (a protocol 2 producer has no metadata or
+/// max_attempts); returns the class's ID when one was put.
+fn with_class(
+    case: &mut cases::Case,
+    n: u64,
+    hello: &crate::protocol::Hello,
+) -> Option<&'static str> {
+    let class = space::stored_class(n)?;
+    let cases::Kind::Payload(p) = &mut case.kind else {
+        return None;
+    };
+    p.class = Some(Box::new(class.clone()));
+    if case.not_expressible(hello).is_some() {
+        if let cases::Kind::Payload(p) = &mut case.kind {
+            p.class = None;
+        }
+        return None;
+    }
+    Some(class.id)
 }
 
 /// Whether any string (or member name) of `j` contains U+0000.

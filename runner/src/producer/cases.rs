@@ -135,6 +135,9 @@ pub struct PayloadCase {
     pub metadata: Option<(Json, String)>,
     /// The max_attempts (protocol 3).
     pub max_attempts: Option<i16>,
+    /// One stored input class of another member, sent on top of the rest (docs/contract.md
+    /// §16): the producer fuzzer's draw, so generated args travel with each field's edges.
+    pub class: Option<Box<crate::contract::space::Class>>,
 }
 
 impl PayloadCase {
@@ -149,6 +152,7 @@ impl PayloadCase {
             run_at: None,
             metadata: None,
             max_attempts: None,
+            class: None,
         }
     }
 }

@@ -381,12 +381,26 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             }
             fields.max_attempts = p.max_attempts;
             call.max_attempts = p.max_attempts.unwrap_or(call.max_attempts);
-            let mut want = expected(&q, 1, ROTOR, None)?;
-            want.state = crate::contract::call::initial_state(p.run_at.is_some());
+            // A stored class of another member on top (the producer fuzzer's draw): the
+            // request and the expectation follow what it sends, the queue included.
+            if let Some(class) = &p.class {
+                class.apply(&mut call);
+                field_job(class, &mut job);
+                job.queue.clone_from(&call.queue);
+            }
+            let stored_on = call.queue.clone();
+            let mut want = expected(&stored_on, 1, ROTOR, None)?;
+            want.state = crate::contract::call::initial_state(call.run_at.is_some());
             want.priority = call.priority;
             if p.unique {
                 let args = p.args.as_ref().map(|(_, v, _)| v);
-                unique_by_queue(&mut job, &mut call, &mut want, (&q, &q), args)?;
+                unique_by_queue(
+                    &mut job,
+                    &mut call,
+                    &mut want,
+                    (&stored_on, &stored_on),
+                    args,
+                )?;
             }
             Ok(Plan::stored(job, call, want))
         }

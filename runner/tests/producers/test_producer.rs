@@ -272,7 +272,10 @@ async fn answer(
     if mutant == "drop_concurrency_key" {
         concurrency_key = None;
     }
-    let kind = job["kind"].as_str().unwrap().to_owned();
+    let mut kind = job["kind"].as_str().unwrap().to_owned();
+    if mutant == "trim_kind" {
+        kind = kind.trim().to_owned();
+    }
     let mut queue = job["queue"].as_str().unwrap().to_owned();
     if let Some(p) = job["partition"].as_object() {
         let key = unhex(p["key_hex"].as_str().unwrap());

@@ -238,6 +238,18 @@ impl Coverage {
     /// `core, uniqueness; bulk not checked (6 of 13 skipped)`.
     #[must_use]
     pub fn summary(&self) -> String {
+        self.line(true)
+    }
+
+    /// The same line without the counts (`core, uniqueness; bulk not checked`): what a run
+    /// may claim, for documents that must not move when the vectors grow
+    /// (docs/compatibility.md).
+    #[must_use]
+    pub fn claims(&self) -> String {
+        self.line(false)
+    }
+
+    fn line(&self, counts: bool) -> String {
         let mandatory_whole = Feature::ALL
             .iter()
             .filter(|f| f.mandatory())
@@ -253,10 +265,14 @@ impl Coverage {
             }
             match self.tallies.get(&f) {
                 Some(t) if t.whole() => checked.push(f.id().to_owned()),
-                Some(t) => not.push(format!("{} not checked ({})", f.id(), t.why_not())),
-                None if f.mandatory() => {
+                Some(t) if counts => {
+                    not.push(format!("{} not checked ({})", f.id(), t.why_not()));
+                }
+                None if f.mandatory() && counts => {
                     not.push(format!("{} not checked (no case)", f.id()));
                 }
+                Some(_) => not.push(format!("{} not checked", f.id())),
+                None if f.mandatory() => not.push(format!("{} not checked", f.id())),
                 None => {}
             }
         }
@@ -403,6 +419,12 @@ mod tests {
             "ordering-key, precedence; concurrency-key not checked (2 of 2 not applicable), \
              payload not checked (1 of 2 not selected), uniqueness not checked (1 errored, \
              2 not selected, of 3), bulk not checked (13 of 13 not selected)"
+        );
+        // The claims alone, as a document that must not move with the counts shows them.
+        assert_eq!(
+            c.claims(),
+            "ordering-key, precedence; concurrency-key not checked, payload not checked, \
+             uniqueness not checked, bulk not checked"
         );
     }
 

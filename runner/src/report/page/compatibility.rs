@@ -25,8 +25,10 @@ Per feature (a vector family, SQL suite or producer family) and implementation:
 **supported** (every checked case passed), **divergent** (a case failed or is a listed
 expected failure; the advisories are in [advisories.md](advisories.md)), **not supported**
 (every case not applicable: the implementation cannot express it), **not run** (no case of
-the feature in that report). Counts and timings are left out on purpose: they change with the
-vectors, the verdicts do not. The kit's own core, which every run checks offline against the
+the feature in that report). An implementation's **producer features** are what a producer
+run may claim by the kit's one rule (docs/contract.md §12.3): the features checked whole
+(`core` for every mandatory one) and those not checked; `-` for a database run. Counts and
+timings are left out on purpose: they change with the vectors, the verdicts do not. The kit's own core, which every run checks offline against the
 vectors, is on the results page (`core::*`), not here: it says nothing about what ran.
 ";
 
@@ -90,16 +92,22 @@ fn verdict(cmp: &Comparison, imp: usize, col: usize) -> String {
 #[must_use]
 pub fn markdown(cmp: &Comparison) -> String {
     let mut out = String::from(HEAD);
-    out.push_str("\n## Implementations\n\n| | implementation | verdict | contract | level |\n|---|---|---|---|---|\n");
+    out.push_str(
+        "\n## Implementations\n\n| | implementation | verdict | contract | level | producer features |\n\
+         |---|---|---|---|---|---|\n",
+    );
     for (i, imp) in cmp.implementations.iter().enumerate() {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             i + 1,
             text(&imp.name),
             text(&imp.verdict),
             text(&imp.contract),
-            text(&imp.level)
+            text(&imp.level),
+            imp.features_claimed
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), text)
         );
     }
     out.push_str("\n## Features\n\n| feature |");
@@ -134,5 +142,71 @@ mod tests {
             ["A1", "A12"]
         );
         assert!(advisories("no advisory here").is_empty());
+    }
+
+    /// A report of `cases`; `rows` (the catalogue) makes it a producer run.
+    fn report(cases: serde_json::Value, rows: Option<serde_json::Value>) -> super::super::ReportIn {
+        let mut r = serde_json::json!({
+            "format": "awa-conformance-report", "format_version": 1,
+            "verdict": "conformant", "exit_code": 0,
+            "provenance": {
+                "kit_version": "0.1.0", "kit_contract_version": 1, "vectors_root_sha256": "ab",
+                "server_version": "18.4", "contract_version": "1", "database": "dsn (flag)",
+                "level": "core", "started_at": "2026-12-03T00:00:00Z"
+            },
+            "cases": cases
+        });
+        if let Some(rows) = rows {
+            r["features"] = serde_json::json!({"rows": rows});
+        }
+        serde_json::from_value(r).unwrap()
+    }
+
+    #[test]
+    fn a_producer_row_names_its_claims_without_counts_and_a_database_row_none() {
+        let row = |f: &str, mandatory: bool, cases: u64| {
+            serde_json::json!({"feature": f, "mandatory": mandatory, "cases": cases,
+                "checked": 0, "skipped": 0, "not_applicable": 0, "errored": 0,
+                "checked_whole": false})
+        };
+        let case = |f: &str, skipped: bool| {
+            let status = if skipped { "not_applicable" } else { "passed" };
+            serde_json::json!({"name": format!("producer::{f}::x"), "status": status,
+                               "features": [f], "skipped": skipped})
+        };
+        let producer = report(
+            serde_json::json!([
+                case("ordering-key", false),
+                case("concurrency-key", false),
+                case("precedence", false),
+                case("payload", false),
+                case("bulk", false),
+                case("bulk", true)
+            ]),
+            Some(serde_json::json!([
+                row("ordering-key", true, 1),
+                row("concurrency-key", true, 1),
+                row("precedence", true, 1),
+                row("payload", true, 1),
+                row("bulk", false, 2)
+            ])),
+        );
+        let database = report(
+            serde_json::json!([{"name": "sql::function::x", "status": "passed"}]),
+            None,
+        );
+        let cmp = super::super::Comparison::build([
+            (Some("p".to_owned()), "p.json".to_owned(), producer),
+            (Some("d".to_owned()), "d.json".to_owned(), database),
+        ]);
+        let doc = markdown(&cmp);
+        assert!(
+            doc.contains("| 1 | p | conformant | v1 | core | core; bulk not checked |"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("| 2 | d | conformant | v1 | core | - |"),
+            "{doc}"
+        );
     }
 }

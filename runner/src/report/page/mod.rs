@@ -238,6 +238,9 @@ pub struct Implementation {
     pub features: Option<String>,
     /// A producer run: the finding when it skipped cases of mandatory features.
     pub features_finding: Option<String>,
+    /// A producer run: [`Self::features`] without the counts (docs/compatibility.md).
+    #[serde(skip)]
+    pub features_claimed: Option<String>,
 }
 
 /// A case the page can drill into: anything not passed and not ignored.
@@ -541,6 +544,7 @@ impl Comparison {
                 totals,
                 features: r.coverage().map(|c| c.summary()),
                 features_finding: r.coverage().and_then(|c| c.mandatory_skips()),
+                features_claimed: r.coverage().map(|c| c.claims()),
             });
             per_impl.push(cells);
             statuses.push(names);

@@ -279,6 +279,39 @@ fn an_adapter_that_skips_everything_is_not_conformant() {
         .contains("skipped every vector of canonical_json"));
 }
 
+/// An adapter that skips part of a mandatory feature (every second concurrency_digest vector)
+/// is nonconformant by the per-feature rule, naming the feature and the count; the honest
+/// example adapter's run names the features it checked whole and not the core (an adapter
+/// has no payload case).
+#[test]
+fn an_adapter_that_skips_part_of_a_core_feature_is_not_conformant() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let wrapper = root.join("tests/hostile/skips_half_a_core_feature.py");
+    let (out, report) = run_adapter(&format!("python3 {}", wrapper.display()));
+    assert_eq!(code(&out), NONCONFORMANT, "{}", text(&out.stderr));
+    let features = &report["features"];
+    let finding = features["finding"].as_str().unwrap_or_default();
+    assert!(
+        finding.contains("mandatory features: concurrency-key ("),
+        "{features}"
+    );
+    assert!(
+        text(&out.stderr).contains("concurrency-key not checked ("),
+        "{}",
+        text(&out.stderr)
+    );
+    let honest = root.join("../examples/adapters/python/adapter.py");
+    let (out, report) = run_adapter(&format!("python3 {}", honest.display()));
+    assert_eq!(code(&out), SUCCESS, "{}", text(&out.stderr));
+    let checked = report["features"]["checked"].as_str().unwrap_or_default();
+    assert!(
+        checked.starts_with("ordering-key, concurrency-key, precedence")
+            && checked.contains("payload not checked (no case)"),
+        "{checked}"
+    );
+    assert!(report["features"].get("finding").is_none(), "{report}");
+}
+
 #[test]
 fn slow_but_correct_passes() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -486,9 +486,10 @@ fn a_hostile_adapter_is_inert_in_the_markdown_summary_junit_the_terminal_and_rep
         .lines()
         .find(|l| l.starts_with("| 1 | hostile "))
         .unwrap();
+    // Six cells: number, name, verdict, contract, level, producer features.
     assert_eq!(
         row.matches(" | ").count(),
-        4,
+        5,
         "the name broke out of its cell: {row}"
     );
 }
@@ -556,9 +557,10 @@ fn a_hostile_producer_name_and_failure_in_report_files_are_inert_in_diff_and_com
         .lines()
         .find(|l| l.starts_with("| 2 | hostile "))
         .unwrap();
+    // Six cells: number, name, verdict, contract, level, producer features.
     assert_eq!(
         row.matches(" | ").count(),
-        4,
+        5,
         "the name broke out of its cell: {row}"
     );
 }

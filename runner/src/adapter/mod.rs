@@ -28,6 +28,7 @@ use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 use libtest_mimic::Trial;
 use serde_json::Value as Json;
 
+use crate::contract::features::Feature;
 use crate::contract::judge::Tally;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::protocol::{nested_not_spoken, speaks_nested, uses_nested, Hello, ERRORS_CAPABILITY};
@@ -231,6 +232,10 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
         let raw = file.json.get("vectors").and_then(Json::as_array);
         for (i, v) in file.vectors.iter().enumerate() {
             let name = format!("{SUITE}::{family}::{}", v.id);
+            // The catalogue the run's per-feature verdict counts against (ADR 0062).
+            if let Some(f) = Feature::of_vector(family, matches!(v.case, VCase::Rejected(_))) {
+                ctx.declare_features(&name, vec![f]);
+            }
             if let Some(why) = not_declared(&session.hello, family, v, &raw_input(raw, i)) {
                 out.push(ctx.not_applicable(
                     SUITE,

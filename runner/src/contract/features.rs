@@ -1,6 +1,7 @@
 //! The producer features a verdict names, which of them make up the mandatory core, and the
 //! one rule from what happened to each case to what a run may claim (docs/contract.md,
-//! "Features"; ADR 0062).
+//! "Features"; ADR 0062). A producer's cases and an adapter's vectors ([`Feature::of_vector`])
+//! are judged by the same rule.
 //!
 //! Why features and not capabilities: a capability (`enqueue`, `errors`, `bulk`) is what a
 //! producer says it does; a feature is what a case checks. A producer that declares `enqueue`
@@ -79,6 +80,26 @@ impl Feature {
     #[must_use]
     pub fn from_id(id: &str) -> Option<Feature> {
         Feature::ALL.into_iter().find(|f| f.id() == id)
+    }
+
+    /// What an adapter's vector of `family` checks (the same rule judges adapters, ADR 0062):
+    /// a vector whose expected answer is an error checks the refusal; `move_shard` is a
+    /// database operation no producer performs, so its vectors carry no feature.
+    #[must_use]
+    pub fn of_vector(family: awa_conformance_vectors::Family, refused: bool) -> Option<Feature> {
+        use awa_conformance_vectors::Family as F;
+        if refused {
+            return Some(Feature::Refusals);
+        }
+        match family {
+            F::OrderingShard => Some(Feature::OrderingKey),
+            F::ConcurrencyDigest | F::ConcurrencyShard => Some(Feature::ConcurrencyKey),
+            F::RoutingPrecedence => Some(Feature::Precedence),
+            // The args' canonical JSON is hashed into the unique key.
+            F::CanonicalJson | F::UniqueKey | F::UniqueStates => Some(Feature::Uniqueness),
+            F::Partition => Some(Feature::Partitions),
+            F::MoveShard => None,
+        }
     }
 
     /// Whether every producer must do it: ADR-033's routing and the stored job.
@@ -309,8 +330,9 @@ impl Coverage {
             .collect();
         (!skipped.is_empty()).then(|| {
             format!(
-                "the producer skipped cases of mandatory features: {}; every producer must \
-                 answer every case of the core (docs/contract.md, \"Features\"): implement them",
+                "the implementation skipped cases of mandatory features: {}; every producer \
+                 and adapter must answer every case of the core (docs/contract.md, \"Features\"): \
+                 implement them",
                 skipped.join(", ")
             )
         })

@@ -110,7 +110,8 @@ pub fn of(r: &ReportIn) -> Badge {
     if p.level != super::super::NOT_AVAILABLE {
         parts.push(level(&p.level));
     }
-    // A producer run also names the features it checked whole, and says when some were not.
+    // A producer or adapter run also names the features it checked whole, and says when some
+    // were not.
     if let Some(coverage) = r.coverage() {
         let summary = coverage.summary();
         let whole = summary
@@ -118,7 +119,7 @@ pub fn of(r: &ReportIn) -> Badge {
             .next()
             .unwrap_or_default()
             .replace(", ", "+");
-        parts.push(level(&format!("producer {whole}")));
+        parts.push(level(&format!("features {whole}")));
         if summary.contains(';') {
             parts.push("not all checked".to_owned());
         }
@@ -329,7 +330,7 @@ mod tests {
         ));
         assert_eq!(
             b.message,
-            "conformant · core+uniqueness · producer core · not all checked"
+            "conformant · core+uniqueness · features core · not all checked"
         );
         assert_eq!(b.color, "#4c1");
         let b = of(&producer_report(

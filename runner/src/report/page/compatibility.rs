@@ -26,8 +26,8 @@ Per feature (a vector family, SQL suite or producer family) and implementation:
 expected failure; the advisories are in [advisories.md](advisories.md)), **not supported**
 (every case not applicable: the implementation cannot express it), **not run** (no case of
 the feature in that report). An implementation's **producer features** are what a producer
-run may claim by the kit's one rule (docs/contract.md §12.3): the features checked whole
-(`core` for every mandatory one) and those not checked; `-` for a database run. Counts and
+(or adapter) run may claim by the kit's one rule (docs/contract.md §12.3): the features
+checked whole (`core` for every mandatory one) and those not checked; `-` for a database run. Counts and
 timings are left out on purpose: they change with the vectors, the verdicts do not. The kit's own core, which every run checks offline against the
 vectors, is on the results page (`core::*`), not here: it says nothing about what ran.
 ";

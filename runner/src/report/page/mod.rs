@@ -233,12 +233,12 @@ pub struct Implementation {
     pub run_errors: Vec<String>,
     /// Counts per status over all its cases.
     pub totals: BTreeMap<String, u64>,
-    /// A producer run: the features checked whole and those not checked, by the kit's one
+    /// A producer or adapter run: the features checked whole and those not checked, by the kit's one
     /// rule over the report's cases (`core, uniqueness; bulk not checked (6 of 13 skipped)`).
     pub features: Option<String>,
-    /// A producer run: the finding when it skipped cases of mandatory features.
+    /// A producer or adapter run: the finding when it skipped cases of mandatory features.
     pub features_finding: Option<String>,
-    /// A producer run: [`Self::features`] without the counts (docs/compatibility.md).
+    /// A producer or adapter run: [`Self::features`] without the counts (docs/compatibility.md).
     #[serde(skip)]
     pub features_claimed: Option<String>,
 }

@@ -27,9 +27,10 @@ expected failure; the advisories are in [advisories.md](advisories.md)), **not s
 (every case not applicable: the implementation cannot express it), **not run** (no case of
 the feature in that report). An implementation's **producer features** are what a producer
 (or adapter) run may claim by the kit's one rule (docs/contract.md §12.3): the features
-checked whole (`core` for every mandatory one) and those not checked; `-` for a database run. Counts and
-timings are left out on purpose: they change with the vectors, the verdicts do not. The kit's own core, which every run checks offline against the
-vectors, is on the results page (`core::*`), not here: it says nothing about what ran.
+checked whole (`core` for every mandatory one) and those not checked; `-` for a database
+run. Counts and timings are left out on purpose: they change with the vectors, the verdicts
+do not. The kit's own core, which every run checks offline against the vectors, is on the
+results page (`core::*`), not here: it says nothing about what ran.
 ";
 
 /// The advisory IDs (`A1`, `A12`) a message names as `advisory A<n>`.

@@ -340,7 +340,7 @@ mod tests {
         assert_eq!(b.color, RED, "{b:?}");
         assert!(
             b.message.starts_with(
-                "nonconformant · core+uniqueness · producer ordering-key+precedence+payload"
+                "nonconformant · core+uniqueness · features ordering-key+precedence+payload"
             ),
             "{b:?}"
         );

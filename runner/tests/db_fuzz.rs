@@ -272,6 +272,36 @@ fn float_args_are_found_in_the_payload() {
     replays_on_the_mutant_only(&dsn, &s, &save(dir.path(), &out));
 }
 
+/// The engine's test producer, right or as the named fake.
+fn test_producer(fake: Option<&str>) -> String {
+    fake.map_or_else(|| support::test_producer(""), |f| support::fake(f, ""))
+}
+
+/// `fuzz --producer` with seed 1 for `cases` cases, stopping after `max_findings` if given.
+fn producer_fuzz(s: &Scratch, producer: &str, cases: &str, max_findings: Option<&str>) -> Output {
+    let mut args = vec!["--producer", producer, "--seed", "1", "--cases", cases];
+    if let Some(m) = max_findings {
+        args.extend(["--max-findings", m]);
+    }
+    db_fuzz(s, &args)
+}
+
+/// Fed back: the saved findings of `out` reproduce on the `wrong` producer, and the right one
+/// passes their vectors.
+fn replays_on_the_wrong_producer_only(s: &Scratch, wrong: &str, out: &Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = save(dir.path(), out);
+    let again = db_fuzz(s, &["--producer", wrong, "--replay", &file]);
+    assert_eq!(
+        code(&again),
+        Some(i32::from(NONCONFORMANT)),
+        "{}",
+        show(&again)
+    );
+    let right = db_fuzz(s, &["--producer", &test_producer(None), "--replay", &file]);
+    assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+}
+
 /// insert_job trims the kind: no generated args expose it, only the input class
 /// kind.whitespace (docs/contract.md §16) that the fuzzer's payload cases draw in turn (the
 /// third stored class travels with cases 2, 30, 58, …), so a finding shows it was applied.
@@ -304,19 +334,7 @@ fn a_class_only_mistake_is_found_through_the_drawn_class() {
 fn the_producer_fuzzer_draws_input_classes() {
     let s = Scratch::install(&dsn(), "fuzzpcls");
     let wrong = test_producer(Some("trim_kind"));
-    let out = db_fuzz(
-        &s,
-        &[
-            "--producer",
-            &wrong,
-            "--seed",
-            "1",
-            "--cases",
-            "64",
-            "--max-findings",
-            "64",
-        ],
-    );
+    let out = producer_fuzz(&s, &wrong, "64", Some("64"));
     assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
     // Generated kinds with surrounding whitespace (unique_key vectors) are found too.
     let found = findings(&out);
@@ -329,17 +347,7 @@ fn the_producer_fuzzer_draws_input_classes() {
         "{}",
         show(&out)
     );
-    let dir = tempfile::tempdir().unwrap();
-    let file = save(dir.path(), &out);
-    let again = db_fuzz(&s, &["--producer", &wrong, "--replay", &file]);
-    assert_eq!(
-        code(&again),
-        Some(i32::from(NONCONFORMANT)),
-        "{}",
-        show(&again)
-    );
-    let right = db_fuzz(&s, &["--producer", &test_producer(None), "--replay", &file]);
-    assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+    replays_on_the_wrong_producer_only(&s, &wrong, &out);
 }
 
 fn example_adapter_fuzz_finds_nothing() {
@@ -432,28 +440,13 @@ fn callers_settings_find_a_zone_dependent_payload() {
     }
 }
 
-/// The engine's test producer, right or as the named fake.
-fn test_producer(fake: Option<&str>) -> String {
-    fake.map_or_else(|| support::test_producer(""), |f| support::fake(f, ""))
-}
-
 /// --producer: the engine judges random enqueues; a correct producer passes and leaves the
 /// database as found, one that drops the concurrency key is found, and its vector replays.
 fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
     let s = Scratch::install(&dsn(), "fuzzprod");
     let before = snapshot(&s);
     let roles_before = s.roles();
-    let ok = db_fuzz(
-        &s,
-        &[
-            "--producer",
-            &test_producer(None),
-            "--seed",
-            "1",
-            "--cases",
-            "8",
-        ],
-    );
+    let ok = producer_fuzz(&s, &test_producer(None), "8", None);
     assert_eq!(code(&ok), Some(i32::from(SUCCESS)), "{}", show(&ok));
     assert!(text(&ok.stderr).contains("unique_key "), "{}", show(&ok));
     // The producer logs in as a run's does: the run's temporary login, whose sessions start
@@ -466,19 +459,7 @@ fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
     assert_eq!(snapshot(&s), before, "fuzz --producer changed the database");
     assert_eq!(s.roles(), roles_before, "fuzz --producer left a role");
     let wrong = test_producer(Some("drop_concurrency_key"));
-    let out = db_fuzz(
-        &s,
-        &[
-            "--producer",
-            &wrong,
-            "--seed",
-            "1",
-            "--cases",
-            "8",
-            "--max-findings",
-            "1",
-        ],
-    );
+    let out = producer_fuzz(&s, &wrong, "8", Some("1"));
     assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
     let found = findings(&out);
     assert_eq!(found.len(), 1, "{}", show(&out));
@@ -490,17 +471,7 @@ fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
         "{}",
         found[0]
     );
-    let dir = tempfile::tempdir().unwrap();
-    let file = save(dir.path(), &out);
-    let again = db_fuzz(&s, &["--producer", &wrong, "--replay", &file]);
-    assert_eq!(
-        code(&again),
-        Some(i32::from(NONCONFORMANT)),
-        "{}",
-        show(&again)
-    );
-    let right = db_fuzz(&s, &["--producer", &test_producer(None), "--replay", &file]);
-    assert_eq!(code(&right), Some(i32::from(SUCCESS)), "{}", show(&right));
+    replays_on_the_wrong_producer_only(&s, &wrong, &out);
     // Generated payloads: canonical_json values become the args of payload cases, so a
     // producer that stores other args than asked is found there (ADR 0053).
     assert!(
@@ -508,19 +479,7 @@ fn producer_fuzz_finds_a_wrong_producer_and_not_a_right_one() {
         "{}",
         show(&ok)
     );
-    let out = db_fuzz(
-        &s,
-        &[
-            "--producer",
-            &test_producer(Some("drop_args")),
-            "--seed",
-            "1",
-            "--cases",
-            "8",
-            "--max-findings",
-            "1",
-        ],
-    );
+    let out = producer_fuzz(&s, &test_producer(Some("drop_args")), "8", Some("1"));
     assert_eq!(code(&out), Some(i32::from(NONCONFORMANT)), "{}", show(&out));
     let found = findings(&out);
     assert!(

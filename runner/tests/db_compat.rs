@@ -236,6 +236,15 @@ fn released_awa_passes_the_compat_profile_and_is_left_as_found() {
             .all(|n| !n.starts_with("sql::") || n.starts_with("sql::compat::")),
         "a contract case passed on released Awa"
     );
+    // Released Awa is judged on the compat cases by the one features rule: what 0.6.x does
+    // is checked whole, and ADR-033's concurrency key, which it lacks, is named as not
+    // checked (the contract's own cases are no part of its catalogue).
+    assert_eq!(
+        report["database_features"]["checked"],
+        "ordering-key, uniqueness, partitions, refusals; concurrency-key not checked (no \
+         case), precedence not checked (no case), catalog not checked (no case)"
+    );
+    assert_eq!(report["database_features"]["core"], false);
     let prov = &report["provenance"];
     assert_eq!(prov["level"], "compat");
     assert_eq!(

@@ -97,6 +97,19 @@ fn full_run_is_green_and_leaves_the_database_as_found() {
         report["provenance"]["level"],
         "core+uniqueness+move_shard+bulk+payload"
     );
+    // What the level advertises is what the run checked, by the one features rule.
+    let db = &report["database_features"];
+    assert_eq!(
+        db["checked"], "core, payload, uniqueness, bulk, move-shard",
+        "{db}"
+    );
+    assert_eq!(db["core"], true);
+    assert!(
+        text(&out.stderr)
+            .contains("database features checked: core, payload, uniqueness, bulk, move-shard"),
+        "{}",
+        text(&out.stderr)
+    );
     let after = snapshot(&s);
     assert_eq!(
         before, after,
@@ -324,6 +337,17 @@ fn missing_optional_capability_makes_cases_not_applicable() {
     let (out, report) = run_with_report(&s, &["sql::"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(report["provenance"]["level"], "core");
+    // The core is claimed; each optional feature left out is named with its count, never
+    // claimed because some of its cases ran.
+    let checked = report["database_features"]["checked"].as_str().unwrap();
+    assert!(checked.starts_with("core; "), "{checked}");
+    for f in ["payload", "uniqueness", "bulk", "move-shard"] {
+        assert!(
+            checked.contains(&format!("{f} not checked (")),
+            "{f}: {checked}"
+        );
+    }
+    assert!(checked.contains("not applicable"), "{checked}");
     let na = cases_with(&report, "not_applicable");
     for prefix in [
         "sql::function::uk-",
@@ -380,6 +404,10 @@ fn missing_core_capability_is_one_failure_and_checks_the_core_anyway() {
     assert!(passed.iter().any(|n| n.starts_with("sql::function::os-")));
     assert!(passed.iter().any(|n| n.starts_with("sql::function::uk-")));
     assert_eq!(report["provenance"]["level"], "core+unique_key");
+    // The catalog failed, but it was checked: the core's features are named as checked
+    // (a failure is the verdict's business, not the coverage's).
+    assert_eq!(report["verdict"], "nonconformant");
+    assert_eq!(report["database_features"]["core"], true);
 }
 
 /// A `job_routing` that gives an id no row or several (a set-returning one in a third-party

@@ -28,7 +28,7 @@ use awa_conformance_vectors::{Case as VCase, Family, Vector, VectorSet};
 use libtest_mimic::Trial;
 use serde_json::Value as Json;
 
-use crate::contract::features::Feature;
+use crate::contract::features::{Feature, Side};
 use crate::contract::judge::Tally;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::protocol::{nested_not_spoken, speaks_nested, uses_nested, Hello, ERRORS_CAPABILITY};
@@ -234,7 +234,7 @@ pub fn trials(ctx: &Arc<RunContext>, vectors: &VectorSet, session: &Arc<Session>
             let name = format!("{SUITE}::{family}::{}", v.id);
             // The catalogue the run's per-feature verdict counts against (ADR 0062).
             if let Some(f) = Feature::of_vector(family, matches!(v.case, VCase::Rejected(_))) {
-                ctx.declare_features(&name, vec![f]);
+                ctx.declare_features(Side::Producer, &name, vec![f]);
             }
             if let Some(why) = not_declared(&session.hello, family, v, &raw_input(raw, i)) {
                 out.push(ctx.not_applicable(

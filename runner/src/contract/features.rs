@@ -1,7 +1,9 @@
-//! The producer features a verdict names, which of them make up the mandatory core, and the
-//! one rule from what happened to each case to what a run may claim (docs/contract.md,
-//! "Features"; ADR 0062). A producer's cases and an adapter's vectors ([`Feature::of_vector`])
-//! are judged by the same rule.
+//! The features a verdict names, which of them make up the mandatory core of each side, and
+//! the one rule from what happened to each case to what a run may claim (docs/contract.md,
+//! "Features"; ADR 0062). A producer's cases, an adapter's vectors ([`Feature::of_vector`]) and
+//! a database's `sql::` cases are judged by the same rule; only which features are mandatory
+//! depends on the [`Side`] (a database's core is its routing, its refusals and its catalog; a
+//! producer's is its routing and the stored job).
 //!
 //! Why features and not capabilities: a capability (`enqueue`, `errors`, `bulk`) is what a
 //! producer says it does; a feature is what a case checks. A producer that declares `enqueue`
@@ -43,14 +45,48 @@ pub enum Feature {
     Refusals,
     /// Staged bulk batches (docs/contract.md §14).
     Bulk,
+    /// A database only: the contract's functions as the catalog shows them (signatures,
+    /// SECURITY DEFINER, search_path, bounded owner, grants, advertised capabilities) and the
+    /// least-privilege producer role (docs/contract.md §12).
+    Catalog,
+    /// A database only: `move_shard` and the lifecycle of a job's shard.
+    MoveShard,
+}
+
+/// Whose features a count is: what a producer (or an adapter, which computes what a producer
+/// computes) checks, or what a database's `sql::` cases check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// A producer or an adapter: the `producer::` and `adapter::` cases.
+    #[default]
+    Producer,
+    /// A database: the `sql::` cases.
+    Database,
+}
+
+/// The suite every database case records (`sql::…`); [`Side::of_suite`] reads it.
+pub const DATABASE_SUITE: &str = "sql";
+
+impl Side {
+    /// The side a case of `suite` belongs to.
+    #[must_use]
+    pub fn of_suite(suite: &str) -> Side {
+        if suite == DATABASE_SUITE {
+            Side::Database
+        } else {
+            Side::Producer
+        }
+    }
 }
 
 /// The name the mandatory features go by together when every one of them was checked.
 pub const CORE: &str = "core";
 
 impl Feature {
-    /// Every feature, the mandatory ones first, in the order reports list them.
-    pub const ALL: [Feature; 8] = [
+    /// Every feature, in the order reports list them (a side's mandatory ones are named
+    /// together first, as `core`).
+    pub const ALL: [Feature; 10] = [
         Feature::OrderingKey,
         Feature::ConcurrencyKey,
         Feature::Precedence,
@@ -59,6 +95,8 @@ impl Feature {
         Feature::Partitions,
         Feature::Refusals,
         Feature::Bulk,
+        Feature::Catalog,
+        Feature::MoveShard,
     ];
 
     /// The stable name in every report (`concurrency-key`).
@@ -73,6 +111,8 @@ impl Feature {
             Feature::Partitions => "partitions",
             Feature::Refusals => "refusals",
             Feature::Bulk => "bulk",
+            Feature::Catalog => "catalog",
+            Feature::MoveShard => "move-shard",
         }
     }
 
@@ -102,13 +142,29 @@ impl Feature {
         }
     }
 
-    /// Whether every producer must do it: ADR-033's routing and the stored job.
+    /// Whether every implementation of `side` must do it. Every producer: ADR-033's routing
+    /// and the stored job. Every database: ADR-033's routing, the stable refusals and the
+    /// catalog (docs/contract.md §12's core); the stored job is the optional `payload` level
+    /// (revision 1.2's `job_stored`).
     #[must_use]
-    pub fn mandatory(self) -> bool {
-        matches!(
-            self,
-            Feature::OrderingKey | Feature::ConcurrencyKey | Feature::Precedence | Feature::Payload
-        )
+    pub fn mandatory(self, side: Side) -> bool {
+        match side {
+            Side::Producer => matches!(
+                self,
+                Feature::OrderingKey
+                    | Feature::ConcurrencyKey
+                    | Feature::Precedence
+                    | Feature::Payload
+            ),
+            Side::Database => matches!(
+                self,
+                Feature::OrderingKey
+                    | Feature::ConcurrencyKey
+                    | Feature::Precedence
+                    | Feature::Refusals
+                    | Feature::Catalog
+            ),
+        }
     }
 }
 
@@ -178,12 +234,12 @@ impl Tally {
     }
 }
 
-/// One row of the JSON report's `features.rows`.
+/// One row of the JSON report's `features.rows` (and `database_features.rows`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeatureRow {
     /// [`Feature::id`].
     pub feature: String,
-    /// [`Feature::mandatory`].
+    /// [`Feature::mandatory`] on the section's side.
     pub mandatory: bool,
     /// The counts.
     #[serde(flatten)]
@@ -192,29 +248,30 @@ pub struct FeatureRow {
     pub checked_whole: bool,
 }
 
-/// The per-feature counts of a run, and what they let it claim.
+/// The per-feature counts of one side of a run, and what they let it claim.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Coverage {
+    side: Side,
     tallies: BTreeMap<Feature, Tally>,
 }
 
 impl Coverage {
     /// The coverage of a run whose catalogue (every case the kit has, selected or not) holds
     /// these cases, each given by its features; nothing has happened yet.
-    pub fn of_catalogue<'a>(cases: impl IntoIterator<Item = &'a [Feature]>) -> Self {
+    pub fn of_catalogue<'a>(side: Side, cases: impl IntoIterator<Item = &'a [Feature]>) -> Self {
         let mut tallies = BTreeMap::new();
         for features in cases {
             for f in features {
                 tallies.entry(*f).or_insert_with(Tally::default).cases += 1;
             }
         }
-        Self { tallies }
+        Self { side, tallies }
     }
 
     /// The coverage with the catalogue counts of a report's rows (`features.rows`), unknown
     /// feature names ignored: what happened is then counted from the report's cases.
     #[must_use]
-    pub fn of_rows(rows: &[FeatureRow]) -> Self {
+    pub fn of_rows(side: Side, rows: &[FeatureRow]) -> Self {
         let tallies = rows
             .iter()
             .filter_map(|r| {
@@ -229,10 +286,16 @@ impl Coverage {
                 })
             })
             .collect();
-        Self { tallies }
+        Self { side, tallies }
     }
 
-    /// Whether the run had any featured case at all (a producer run).
+    /// The side these counts are of.
+    #[must_use]
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// Whether the run had any featured case of this side at all.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.tallies.is_empty()
@@ -273,7 +336,7 @@ impl Coverage {
     fn line(&self, counts: bool) -> String {
         let mandatory_whole = Feature::ALL
             .iter()
-            .filter(|f| f.mandatory())
+            .filter(|f| f.mandatory(self.side))
             .all(|f| self.tallies.get(f).is_some_and(Tally::whole));
         let mut checked = Vec::new();
         let mut not = Vec::new();
@@ -281,7 +344,7 @@ impl Coverage {
             checked.push(CORE.to_owned());
         }
         for f in Feature::ALL {
-            if f.mandatory() && mandatory_whole {
+            if f.mandatory(self.side) && mandatory_whole {
                 continue;
             }
             match self.tallies.get(&f) {
@@ -289,11 +352,11 @@ impl Coverage {
                 Some(t) if counts => {
                     not.push(format!("{} not checked ({})", f.id(), t.why_not()));
                 }
-                None if f.mandatory() && counts => {
+                None if f.mandatory(self.side) && counts => {
                     not.push(format!("{} not checked (no case)", f.id()));
                 }
                 Some(_) => not.push(format!("{} not checked", f.id())),
-                None if f.mandatory() => not.push(format!("{} not checked", f.id())),
+                None if f.mandatory(self.side) => not.push(format!("{} not checked", f.id())),
                 None => {}
             }
         }
@@ -314,7 +377,7 @@ impl Coverage {
     pub fn core_checked(&self) -> bool {
         Feature::ALL
             .iter()
-            .filter(|f| f.mandatory())
+            .filter(|f| f.mandatory(self.side))
             .all(|f| self.tallies.get(f).is_some_and(Tally::whole))
     }
 
@@ -325,7 +388,7 @@ impl Coverage {
         let skipped: Vec<String> = self
             .tallies
             .iter()
-            .filter(|(f, t)| f.mandatory() && t.skipped > 0)
+            .filter(|(f, t)| f.mandatory(self.side) && t.skipped > 0)
             .map(|(f, t)| format!("{} ({} of {} cases)", f.id(), t.skipped, t.cases))
             .collect();
         (!skipped.is_empty()).then(|| {
@@ -346,7 +409,7 @@ impl Coverage {
             .filter_map(|f| {
                 self.tallies.get(&f).map(|t| FeatureRow {
                     feature: f.id().to_owned(),
-                    mandatory: f.mandatory(),
+                    mandatory: f.mandatory(self.side),
                     tally: *t,
                     checked_whole: t.whole(),
                 })
@@ -366,7 +429,7 @@ mod tests {
             .iter()
             .flat_map(|(f, n)| std::iter::repeat_n(vec![*f], *n))
             .collect();
-        Coverage::of_catalogue(cases.iter().map(Vec::as_slice))
+        Coverage::of_catalogue(Side::Producer, cases.iter().map(Vec::as_slice))
     }
 
     fn full() -> Coverage {
@@ -472,7 +535,7 @@ mod tests {
         let rows = c.rows();
         assert_eq!(rows[0].feature, "ordering-key");
         assert!(rows[0].mandatory && rows[0].checked_whole);
-        let again = Coverage::of_rows(&rows);
+        let again = Coverage::of_rows(Side::Producer, &rows);
         assert_eq!(again.tallies[&Bulk].cases, 13);
         assert_eq!(again.tallies[&Bulk].checked, 0);
         for f in Feature::ALL {
@@ -481,5 +544,51 @@ mod tests {
         let json = serde_json::to_value(&rows[0]).unwrap();
         assert_eq!(json["not_applicable"], 0);
         assert_eq!(json["checked_whole"], true);
+    }
+
+    #[test]
+    fn a_database_is_judged_by_the_same_rule_with_its_own_core() {
+        let cases: Vec<Vec<Feature>> = [
+            (OrderingKey, 2),
+            (ConcurrencyKey, 2),
+            (Precedence, 1),
+            (Refusals, 3),
+            (Catalog, 2),
+            (Payload, 2),
+            (MoveShard, 2),
+        ]
+        .iter()
+        .flat_map(|(f, n)| std::iter::repeat_n(vec![*f], *n))
+        .collect();
+        let mut c = Coverage::of_catalogue(Side::Database, cases.iter().map(Vec::as_slice));
+        for f in [OrderingKey, ConcurrencyKey, Precedence, Refusals, Catalog] {
+            while !c.tallies[&f].whole() {
+                c.add(&[f], Fate::Checked);
+            }
+        }
+        run(&mut c, Payload, Fate::NotApplicable, 2);
+        run(&mut c, MoveShard, Fate::Checked, 2);
+        // The stored job is optional for a database, mandatory for a producer.
+        assert!(c.core_checked());
+        assert_eq!(
+            c.summary(),
+            "core, move-shard; payload not checked (2 of 2 not applicable)"
+        );
+        let rows = c.rows();
+        assert!(rows.iter().any(|r| r.feature == "refusals" && r.mandatory));
+        assert!(rows.iter().any(|r| r.feature == "payload" && !r.mandatory));
+        // A catalog case not run leaves a database's core unclaimed.
+        let mut d = Coverage::of_catalogue(Side::Database, cases.iter().map(Vec::as_slice));
+        for f in [OrderingKey, ConcurrencyKey, Precedence, Refusals] {
+            run(&mut d, f, Fate::Checked, 3);
+        }
+        assert!(!d.core_checked());
+        assert!(
+            d.summary().starts_with("ordering-key, concurrency-key"),
+            "{}",
+            d.summary()
+        );
+        assert_eq!(Side::of_suite(DATABASE_SUITE), Side::Database);
+        assert_eq!(Side::of_suite("producer"), Side::Producer);
     }
 }

@@ -6,6 +6,8 @@
 //! the list is itself nonconformant (`sql::catalog::core_capabilities`), and its cases still
 //! run, so an empty list can never turn a broken database into "not applicable".
 
+use crate::contract::features::Feature;
+
 /// Capabilities every database must have and advertise: routing (the four routing families),
 /// the `job_routing` read function and `opts` expectations. The stable errors are core too;
 /// they are not a capability and are always checked.
@@ -18,38 +20,56 @@ pub const CORE: [&str; 6] = [
     "routing_precedence",
 ];
 
-/// An optional feature: a name and the capabilities that together advertise it.
+/// An optional level: a name, the capabilities that together advertise it, and the feature
+/// its cases check ([`crate::contract::features`]; the level is what a database advertises,
+/// the feature what a run checked).
 #[derive(Debug, Clone, Copy)]
-pub struct Feature {
-    /// The feature's name in a level (`core+uniqueness`).
+pub struct Optional {
+    /// The level's name (`core+uniqueness`).
     pub name: &'static str,
-    /// Every capability the feature needs, sorted.
+    /// Every capability it needs, sorted.
     pub capabilities: &'static [&'static str],
+    /// The feature a case needing one of these capabilities checks.
+    pub feature: Feature,
 }
 
 /// The optional features of a database, in the order a level names them.
-pub const OPTIONAL: [Feature; 4] = [
-    Feature {
+pub const OPTIONAL: [Optional; 4] = [
+    Optional {
         name: "uniqueness",
         capabilities: &["unique_key", "unique_states"],
+        feature: Feature::Uniqueness,
     },
-    Feature {
+    Optional {
         name: "move_shard",
         capabilities: &["move_shard"],
+        feature: Feature::MoveShard,
     },
     // The staged bulk path (docs/contract.md §14): `publish_batch` and its staging table.
-    Feature {
+    Optional {
         name: "bulk",
         capabilities: &["bulk"],
+        feature: Feature::Bulk,
     },
     // Contract revision 1.2 (ADR 0052): `job_stored`, the whole stored job, so the payload
     // (kind, args, tags, metadata, attempts, run_at) is judged; without it the level does not
     // claim it, and the payload cases are not applicable with the reason.
-    Feature {
+    Optional {
         name: "payload",
         capabilities: &["job_stored"],
+        feature: Feature::Payload,
     },
 ];
+
+/// The feature of the optional `capability`'s level; `None` for a core capability (its cases
+/// check the feature their suite names) or an unknown one.
+#[must_use]
+pub fn feature_of(capability: &str) -> Option<Feature> {
+    OPTIONAL
+        .iter()
+        .find(|o| o.capabilities.contains(&capability))
+        .map(|o| o.feature)
+}
 
 /// Whether `capability` is in the mandatory core (never a reason for "not applicable").
 #[must_use]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Completion, Failed, Trial};
 
 use super::{CaseFailure, CaseResult, FailureKind, Status, Verdict};
-use crate::contract::features::{Coverage, Feature};
+use crate::contract::features::{Coverage, Feature, Side};
 use crate::expected::ExpectedFailures;
 use crate::interrupt::StopReason;
 use crate::progress::Progress;
@@ -34,7 +34,7 @@ pub struct RunContext {
     /// The producer engine's time per phase, when `--timings` asked for it.
     timings: Mutex<Option<crate::timings::TimingsSection>>,
     /// Every featured case of the kit's catalogue (selected or not), by name.
-    features: Mutex<BTreeMap<String, Vec<Feature>>>,
+    features: Mutex<BTreeMap<String, (Side, Vec<Feature>)>>,
     /// Output attached to a case before its result is recorded, by name.
     outputs: Mutex<BTreeMap<String, String>>,
 }
@@ -212,20 +212,29 @@ impl RunContext {
     }
 
     /// Declare the features of one case of the kit's catalogue, whether or not it will be
-    /// selected: the catalogue is what "checked whole" counts against.
-    pub fn declare_features(&self, name: &str, features: Vec<Feature>) {
-        lock(&self.features).insert(name.to_owned(), features);
+    /// selected: the catalogue is what "checked whole" counts against. `side` says whose
+    /// features they are (a database's `sql::` case, or a producer's or adapter's).
+    pub fn declare_features(&self, side: Side, name: &str, features: Vec<Feature>) {
+        lock(&self.features).insert(name.to_owned(), (side, features));
     }
 
-    /// What happened, per feature, to the catalogue declared with
+    /// What happened, per feature, to `side`'s catalogue declared with
     /// [`RunContext::declare_features`], counted from `results` (empty when no featured case
-    /// was declared: not a producer run).
-    pub fn coverage(&self, results: &[CaseResult]) -> Coverage {
+    /// of that side was declared).
+    pub fn coverage(&self, side: Side, results: &[CaseResult]) -> Coverage {
         let declared = lock(&self.features);
-        let mut coverage = Coverage::of_catalogue(declared.values().map(Vec::as_slice));
+        let mut coverage = Coverage::of_catalogue(
+            side,
+            declared
+                .values()
+                .filter(|(s, _)| *s == side)
+                .map(|(_, f)| f.as_slice()),
+        );
         for r in results {
-            if let Some(features) = declared.get(&r.name) {
-                coverage.add(features, r.fate());
+            if let Some((s, features)) = declared.get(&r.name) {
+                if *s == side {
+                    coverage.add(features, r.fate());
+                }
             }
         }
         coverage
@@ -376,7 +385,7 @@ impl RunContext {
     }
 
     fn push(&self, mut result: CaseResult) {
-        if let Some(features) = lock(&self.features).get(&result.name) {
+        if let Some((_, features)) = lock(&self.features).get(&result.name) {
             result.features = features.iter().map(|f| f.id()).collect();
         }
         // Through the masking door below, as the message is.

@@ -447,7 +447,11 @@ pub fn trials(
 /// against, selected or not.
 pub fn declare_features(ctx: &RunContext, all: &[cases::Case]) {
     for case in all {
-        ctx.declare_features(&case.name, case.features());
+        ctx.declare_features(
+            crate::contract::features::Side::Producer,
+            &case.name,
+            case.features(),
+        );
     }
 }
 

@@ -141,6 +141,12 @@ fn properties(report: &Report) -> Vec<Property> {
             .as_ref()
             .map(|f| ("features_checked", f.checked.clone())),
     )
+    .chain(
+        report
+            .database_features
+            .as_ref()
+            .map(|f| ("database_features_checked", f.checked.clone())),
+    )
     .map(|(k, v)| Property::new(k, safe(&v)))
     .collect::<Vec<_>>();
     // `extra` holds what an adapter or producer said about itself (its name and version).
@@ -258,6 +264,7 @@ mod tests {
             summary: Summary::of(&cases, 0, 1.0),
             run_errors: vec![format!("adapter: {value}")],
             features: None,
+            database_features: None,
             cases,
             timings: None,
         }

@@ -48,33 +48,13 @@ pub fn render(report: &Report) -> String {
         code(&p.level),
         text(&p.started_at)
     );
-    if let Some(f) = &report.features {
-        // The kit's own words (feature names and counts): nothing foreign to make inert.
-        let _ = writeln!(md, "**Features checked:** {}\n", f.checked);
-        if let Some(finding) = &f.finding {
-            let _ = writeln!(md, "**Nonconformant:** {finding}\n");
+    for (title, f) in [
+        ("Features checked", &report.features),
+        ("Database features checked", &report.database_features),
+    ] {
+        if let Some(f) = f {
+            features(&mut md, title, f);
         }
-        let _ = writeln!(
-            md,
-            "| feature | mandatory | cases | checked | skipped | not applicable | errored | \
-             not selected |\n|---|---|---:|---:|---:|---:|---:|---:|"
-        );
-        for r in &f.rows {
-            let t = &r.tally;
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                r.feature,
-                if r.mandatory { "yes" } else { "no" },
-                t.cases,
-                t.checked,
-                t.skipped,
-                t.not_applicable,
-                t.errored,
-                t.not_selected()
-            );
-        }
-        md.push('\n');
     }
     let _ = writeln!(md, "| status | cases |\n|---|---:|");
     for status in Status::ALL {
@@ -170,6 +150,36 @@ fn group_of(name: &str) -> &str {
     name.rsplit_once("::").map_or(name, |(group, _)| group)
 }
 
+/// One side's features: the line, the finding, and a row per feature.
+fn features(md: &mut String, title: &str, f: &crate::report::FeaturesSection) {
+    // The kit's own words (feature names and counts): nothing foreign to make inert.
+    let _ = writeln!(md, "**{title}:** {}\n", f.checked);
+    if let Some(finding) = &f.finding {
+        let _ = writeln!(md, "**Nonconformant:** {finding}\n");
+    }
+    let _ = writeln!(
+        md,
+        "| feature | mandatory | cases | checked | skipped | not applicable | errored | \
+         not selected |\n|---|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for r in &f.rows {
+        let t = &r.tally;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.feature,
+            if r.mandatory { "yes" } else { "no" },
+            t.cases,
+            t.checked,
+            t.skipped,
+            t.not_applicable,
+            t.errored,
+            t.not_selected()
+        );
+    }
+    md.push('\n');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,6 +233,7 @@ mod tests {
             summary: Summary::of(&cases, 0, 1.0),
             run_errors: vec![format!("producer: {HOSTILE}\nits stderr:\n{HOSTILE}")],
             features: None,
+            database_features: None,
             cases,
             timings: None,
         }

@@ -148,8 +148,9 @@ impl Verdict {
     }
 }
 
-/// What a producer run checked, per feature ([`crate::contract::features`]): the JSON report's
-/// `features`, the verdict line's second line, Markdown, JUnit, the page and the badge.
+/// What one side of a run checked, per feature ([`crate::contract::features`]): the JSON
+/// report's `features` (a producer or adapter) and `database_features` (the `sql::` cases),
+/// the verdict line's feature lines, Markdown, JUnit, the page and the badge.
 #[derive(Debug, Clone, Serialize)]
 pub struct FeaturesSection {
     /// One line: `core, uniqueness; bulk not checked (6 of 13 skipped)`.
@@ -195,9 +196,14 @@ pub struct Report {
     pub summary: Summary,
     /// Harness problems not tied to one case.
     pub run_errors: Vec<String>,
-    /// What a producer run checked, per feature; absent when no producer case was in the run.
+    /// What a producer or adapter run checked, per feature; absent when no producer or
+    /// adapter case was in the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<FeaturesSection>,
+    /// What the run's `sql::` cases checked of the database, per feature, by the same rule
+    /// with the database's own core; absent when no `sql::` case ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_features: Option<FeaturesSection>,
     /// Every recorded case, sorted by name.
     pub cases: Vec<CaseResult>,
     /// The producer engine's time per phase (`--timings`); absent otherwise.
@@ -385,6 +391,12 @@ impl Report {
         if let Some(f) = &self.features {
             line.push_str(&format!(
                 "\nawa-conformance: features checked: {}",
+                f.checked
+            ));
+        }
+        if let Some(f) = &self.database_features {
+            line.push_str(&format!(
+                "\nawa-conformance: database features checked: {}",
                 f.checked
             ));
         }

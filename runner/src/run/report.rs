@@ -5,6 +5,7 @@ use awa_conformance_vectors::VectorSet;
 use libtest_mimic::FormatSetting;
 
 use crate::cli::RunArgs;
+use crate::contract::features::Side;
 use crate::error::Error;
 use crate::exit;
 use crate::interrupt::StopReason;
@@ -43,7 +44,7 @@ pub(super) fn finish(
         Err(e) => return Err(e),
     };
     let mut conclusion = judge(&cases, &run_errors, ran.libtest_failed);
-    let features = FeaturesSection::of(&ctx.coverage(&cases));
+    let features = FeaturesSection::of(&ctx.coverage(Side::Producer, &cases));
     if let Some(finding) = features.as_ref().and_then(|f| f.finding.as_deref()) {
         report_error(finding);
         conclusion = conclusion.with_mandatory_skips();
@@ -133,7 +134,7 @@ pub fn library_report(
 ) -> Report {
     // The catalogue the features are counted against: every producer case of the vectors.
     crate::producer::declare_features(ctx, &crate::producer::cases::cases(set));
-    let features = FeaturesSection::of(&ctx.coverage(&cases));
+    let features = FeaturesSection::of(&ctx.coverage(Side::Producer, &cases));
     let mut conclusion = judge(&cases, &run_errors, false);
     if features.as_ref().is_some_and(|f| f.finding.is_some()) {
         conclusion = conclusion.with_mandatory_skips();
@@ -216,6 +217,13 @@ fn build_report(
     features: Option<FeaturesSection>,
     cases: Vec<crate::outcome::CaseResult>,
 ) -> Report {
+    // The database side is counted when one of its cases ran: without a database every
+    // `sql::` case is ignored, and a run that never reached a database says nothing of one.
+    let database_features = cases
+        .iter()
+        .any(|c| Side::of_suite(&c.suite) == Side::Database && c.status != Status::Ignored)
+        .then(|| FeaturesSection::of(&ctx.coverage(Side::Database, &cases)))
+        .flatten();
     let mut provenance_extra = ctx.provenance();
     let mut take = |key: &str| {
         provenance_extra
@@ -247,6 +255,7 @@ fn build_report(
         summary,
         run_errors,
         features,
+        database_features,
         cases,
         timings: ctx.timings(),
     }

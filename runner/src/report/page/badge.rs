@@ -110,9 +110,10 @@ pub fn of(r: &ReportIn) -> Badge {
     if p.level != super::super::NOT_AVAILABLE {
         parts.push(level(&p.level));
     }
-    // A producer or adapter run also names the features it checked whole, and says when some
-    // were not.
-    if let Some(coverage) = r.coverage() {
+    // A run also names the features it checked whole, and says when some were not: the
+    // producer's or adapter's when it had one (the implementation under test), else the
+    // database's.
+    if let Some(coverage) = r.coverage().or_else(|| r.database_coverage()) {
         let summary = coverage.summary();
         let whole = summary
             .split(';')
@@ -294,6 +295,60 @@ mod tests {
         r.cases = serde_json::from_value(cases).unwrap();
         r.features = Some(serde_json::from_value(serde_json::json!({"rows": rows})).unwrap());
         r
+    }
+
+    #[test]
+    fn a_database_badge_names_the_database_features_and_a_producer_run_its_own() {
+        let case = |suite: &str, f: &str, status: &str| {
+            serde_json::json!({"name": format!("{suite}::{f}::{status}"), "suite": suite,
+                               "status": status, "features": [f]})
+        };
+        let db_cases = [
+            "ordering-key",
+            "concurrency-key",
+            "precedence",
+            "refusals",
+            "catalog",
+        ]
+        .iter()
+        .map(|f| case("sql", f, "passed"))
+        .chain([case("sql", "move-shard", "not_applicable")]);
+        let mut r = report("conformant", &[]);
+        r.cases = serde_json::from_value(serde_json::Value::Array(db_cases.collect())).unwrap();
+        let db = r.database_coverage().unwrap();
+        assert_eq!(
+            db.summary(),
+            "core; move-shard not checked (1 of 1 not applicable)"
+        );
+        assert!(r.coverage().is_none(), "sql:: cases are no producer's");
+        assert_eq!(
+            of(&r).message,
+            "conformant · core+uniqueness · features core · not all checked"
+        );
+        // Beside a producer's cases the badge speaks for the producer; the database side is
+        // counted apart and never lends the producer its core.
+        let mut cases = r.cases.clone();
+        cases.extend(
+            serde_json::from_value::<Vec<super::super::CaseIn>>(serde_json::json!([case(
+                "producer",
+                "ordering-key",
+                "passed"
+            )]))
+            .unwrap(),
+        );
+        r.cases = cases;
+        let producer = r.coverage().unwrap();
+        assert!(!producer.core_checked());
+        assert!(
+            of(&r).message.contains("features ordering-key"),
+            "{}",
+            of(&r).message
+        );
+        // Every case ignored (no database reached): no database side at all.
+        let mut none = report("conformant", &[]);
+        none.cases =
+            serde_json::from_value(serde_json::json!([case("sql", "catalog", "ignored")])).unwrap();
+        assert!(none.database_coverage().is_none());
     }
 
     #[test]

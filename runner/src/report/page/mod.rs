@@ -95,10 +95,14 @@ pub struct ReportIn {
     pub run_errors: Vec<String>,
     /// Every case.
     pub cases: Vec<CaseIn>,
-    /// A producer run's per-feature section; only its catalogue counts are read, what
-    /// happened is counted from the cases ([`ReportIn::coverage`]).
+    /// A producer or adapter run's per-feature section; only its catalogue counts are read,
+    /// what happened is counted from the cases ([`ReportIn::coverage`]).
     #[serde(default)]
     pub features: Option<FeaturesIn>,
+    /// The database side's per-feature section, read the same way
+    /// ([`ReportIn::database_coverage`]).
+    #[serde(default)]
+    pub database_features: Option<FeaturesIn>,
 }
 
 /// The `features` section of a report, as far as the page reads it.
@@ -110,14 +114,35 @@ pub struct FeaturesIn {
 }
 
 impl ReportIn {
-    /// What the report's cases say per feature, counted by the kit's one rule from the cases
-    /// themselves (never from the report's own words), against the catalogue counts its
-    /// `features.rows` give; `None` for a run without producer cases.
+    /// What the report's producer or adapter cases say per feature, counted by the kit's one
+    /// rule from the cases themselves (never from the report's own words), against the
+    /// catalogue counts its `features.rows` give; `None` for a run without such cases.
     #[must_use]
     pub fn coverage(&self) -> Option<crate::contract::features::Coverage> {
-        use crate::contract::features::{Coverage, Fate, Feature};
-        let mut c = Coverage::of_rows(self.features.as_ref().map_or(&[][..], |f| &f.rows));
-        for case in &self.cases {
+        self.coverage_of(crate::contract::features::Side::Producer)
+    }
+
+    /// The same for the report's `sql::` cases, against `database_features.rows`.
+    #[must_use]
+    pub fn database_coverage(&self) -> Option<crate::contract::features::Coverage> {
+        self.coverage_of(crate::contract::features::Side::Database)
+    }
+
+    fn coverage_of(
+        &self,
+        side: crate::contract::features::Side,
+    ) -> Option<crate::contract::features::Coverage> {
+        use crate::contract::features::{Coverage, Fate, Feature, Side};
+        let section = match side {
+            Side::Producer => &self.features,
+            Side::Database => &self.database_features,
+        };
+        let mut c = Coverage::of_rows(side, section.as_ref().map_or(&[][..], |f| &f.rows));
+        for case in self
+            .cases
+            .iter()
+            .filter(|c| Side::of_suite(&c.suite) == side)
+        {
             let features: Vec<Feature> = case
                 .features
                 .iter()
@@ -131,7 +156,13 @@ impl ReportIn {
             };
             c.add(&features, fate);
         }
-        (!c.is_empty()).then_some(c)
+        // A database side whose every case was ignored never reached a database.
+        let reached = side == Side::Producer
+            || self
+                .cases
+                .iter()
+                .any(|c| Side::of_suite(&c.suite) == side && c.status != "ignored");
+        (!c.is_empty() && reached).then_some(c)
     }
 }
 
@@ -241,6 +272,9 @@ pub struct Implementation {
     /// A producer or adapter run: [`Self::features`] without the counts (docs/compatibility.md).
     #[serde(skip)]
     pub features_claimed: Option<String>,
+    /// A run whose `sql::` cases reached a database: the database's features by the same rule
+    /// (`core, uniqueness, payload; move-shard not checked (5 of 5 not applicable)`).
+    pub database_features: Option<String>,
 }
 
 /// A case the page can drill into: anything not passed and not ignored.
@@ -545,6 +579,7 @@ impl Comparison {
                 features: r.coverage().map(|c| c.summary()),
                 features_finding: r.coverage().and_then(|c| c.mandatory_skips()),
                 features_claimed: r.coverage().map(|c| c.claims()),
+                database_features: r.database_coverage().map(|c| c.summary()),
             });
             per_impl.push(cells);
             statuses.push(names);

@@ -8,6 +8,7 @@ use libtest_mimic::Trial;
 use tokio_postgres::Client;
 
 use super::SUITE;
+use crate::contract::features::Feature;
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, RunContext, Verdict};
 use crate::pg::{Pg, PgError};
@@ -22,6 +23,10 @@ pub(super) struct Case {
     /// Capabilities (`contract_capabilities()`) the case needs. A missing optional one makes
     /// the case not applicable; mandatory ones ([`super::levels::CORE`]) never do.
     pub(super) requires: Vec<String>,
+    /// The database features the case checks (docs/contract.md §12.3): its suite's
+    /// ([`suite_features`]), or the optional level's feature once it requires an optional
+    /// capability, so a case a database may leave out never counts against its core.
+    pub(super) features: Vec<Feature>,
     /// The check.
     pub(super) check: Check,
 }
@@ -36,14 +41,49 @@ impl Case {
         Self {
             name: format!("{SUITE}::{suite}::{case}"),
             requires: Vec::new(),
+            features: suite_features(suite).to_vec(),
             check: Box::new(check),
         }
     }
 
-    /// Require a capability.
+    /// Require a capability. An optional one makes the case its level's feature.
     pub(super) fn requires(mut self, capability: &str) -> Self {
         self.requires.push(capability.to_owned());
+        if let Some(feature) = crate::contract::levels::feature_of(capability) {
+            self.features = vec![feature];
+        }
         self
+    }
+
+    /// Name the features the case checks when its suite's are not the right ones (call before
+    /// [`Case::requires`], which has the last word for an optional capability).
+    pub(super) fn checks(mut self, features: &[Feature]) -> Self {
+        self.features = features.to_vec();
+        self
+    }
+}
+
+/// The features a case of `suite` checks unless it says otherwise: the one table from the
+/// database's suites to docs/contract.md §12.3's features. A vector's case names its
+/// family's feature ([`Feature::of_vector`]), as an adapter's does.
+fn suite_features(suite: &str) -> &'static [Feature] {
+    use Feature as F;
+    match suite {
+        "catalog" | "privilege" => &[F::Catalog],
+        "rejection" | "v1_1" | "field" => &[F::Refusals],
+        "uniqueness" | "race" | "compat::claims" | "compat::unique" => &[F::Uniqueness],
+        "rotor" => &[F::Precedence],
+        // A shard is a key's hash modulo the queue's width, looked up by name.
+        "width" => &[F::OrderingKey, F::ConcurrencyKey],
+        "lifecycle" => &[F::MoveShard],
+        "bulk" => &[F::Bulk],
+        "payload" => &[F::Payload],
+        "compat::ordering" => &[F::OrderingKey],
+        "compat::partitioned" => &[F::Partitions],
+        "compat::validation" => &[F::Refusals],
+        // `function` cases name their vector's feature; a suite not listed here has none,
+        // which `every_case_checks_a_feature` refuses.
+        _ => &[],
     }
 }
 

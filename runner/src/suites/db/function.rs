@@ -15,6 +15,8 @@
 
 use std::sync::Arc;
 
+use crate::contract::features::Feature;
+
 use awa_conformance_vectors::{Case as VCase, Family, VectorSet};
 
 use serde_json::json;
@@ -208,6 +210,7 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
                 })
                 .map(|()| Verdict::Passed)
             })
+            .checks(Feature::of_vector(family, false).as_slice())
             .requires(capability(family))
             .requires("job_routing")
         })

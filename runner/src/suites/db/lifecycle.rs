@@ -16,6 +16,8 @@
 use crate::pg::SqlText;
 use std::sync::Arc;
 
+use crate::contract::features::Feature;
+
 use awa_conformance_core::{concurrency_digest, concurrency_shard, ordering_shard, Width};
 use serde_json::json;
 use tokio_postgres::Client;
@@ -327,7 +329,9 @@ fn move_shard_refusals(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
 /// The `sql::lifecycle::*` cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
-        Case::new("lifecycle", "lower_width", |db| lower_width(&db)).requires("job_routing"),
+        Case::new("lifecycle", "lower_width", |db| lower_width(&db))
+            .checks(&[Feature::OrderingKey, Feature::ConcurrencyKey])
+            .requires("job_routing"),
         Case::new("lifecycle", "priority_move_keeps_shard", |db| {
             priority_move_keeps_shard(&db)
         })

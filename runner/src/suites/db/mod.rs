@@ -45,12 +45,13 @@ use std::sync::Arc;
 use awa_conformance_vectors::VectorSet;
 use libtest_mimic::Trial;
 
+use crate::contract::features::Side;
 use crate::contract::target::DbSetup;
 use crate::contract::{levels, sweep};
 use crate::outcome::RunContext;
 
 /// The `suite` string every DB trial records.
-pub const SUITE: &str = "sql";
+pub const SUITE: &str = crate::contract::features::DATABASE_SUITE;
 
 /// Every DB trial, for the routing and unique_key vectors of `vectors` plus the fixed
 /// suites. With `db = None` every case is listed as ignored with `no_db_reason`
@@ -62,7 +63,51 @@ pub fn trials(
     no_db_reason: &str,
     vectors: &VectorSet,
 ) -> Vec<Trial> {
-    let cases: Vec<case::Case> = [
+    let cases = contract_cases(vectors);
+    // The compat cases run only on released Awa (listed always, so names and filters work
+    // without a database); there, the contract's own cases do not apply.
+    let released = db.and_then(|d| d.compat.as_ref());
+    let compat_cases = match db {
+        Some(d) if d.compat.is_none() => Vec::new(),
+        _ => compat::cases(vectors),
+    };
+    // Every case's database features, whether or not a filter selects it: the catalogue the
+    // database side's per-feature verdict counts against (docs/contract.md §12.3). Released
+    // Awa is judged on the compat cases alone, a contract database on the contract's; without
+    // a database (a listing, or no DSN) nothing is judged and nothing is declared.
+    let judged = match (db, released) {
+        (None, _) => &[][..],
+        (Some(_), Some(_)) => &[][..],
+        (Some(_), None) => &cases[..],
+    };
+    let compat_judged = if db.is_some() {
+        &compat_cases[..]
+    } else {
+        &[][..]
+    };
+    for case in judged.iter().chain(compat_judged) {
+        ctx.declare_features(Side::Database, &case.name, case.features.clone());
+    }
+    cases
+        .into_iter()
+        .map(|case| match released {
+            Some(r) => {
+                let reason = r.contract_case_reason(&case.requires);
+                ctx.not_applicable(SUITE, case.name, reason)
+            }
+            None => case::to_trial(ctx, db, no_db_reason, case),
+        })
+        .chain(
+            compat_cases
+                .into_iter()
+                .map(|case| case::to_trial(ctx, db, no_db_reason, case)),
+        )
+        .collect()
+}
+
+/// The contract's own cases (every suite but `compat`).
+fn contract_cases(vectors: &VectorSet) -> Vec<case::Case> {
+    [
         catalog::cases(),
         function::cases(vectors),
         rejection::cases(),
@@ -79,27 +124,40 @@ pub fn trials(
     ]
     .into_iter()
     .flatten()
-    .collect();
-    // The compat cases run only on released Awa (listed always, so names and filters work
-    // without a database); there, the contract's own cases do not apply.
-    let released = db.and_then(|d| d.compat.as_ref());
-    let compat_cases = match db {
-        Some(d) if d.compat.is_none() => Vec::new(),
-        _ => compat::cases(vectors),
-    };
-    cases
-        .into_iter()
-        .map(|case| match released {
-            Some(r) => {
-                let reason = r.contract_case_reason(&case.requires);
-                ctx.not_applicable(SUITE, case.name, reason)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::features::Feature;
+
+    /// The rule of docs/contract.md §12.3 for the database side: every case counts for a
+    /// feature, and a case a database may leave out (it needs an optional capability) counts
+    /// for that capability's optional feature only, so leaving it out never costs the core.
+    #[test]
+    fn every_case_checks_a_feature_and_an_optional_case_never_counts_against_the_core() {
+        let set = awa_conformance_vectors::embedded().unwrap_or_else(|e| panic!("{e}"));
+        let all: Vec<case::Case> = contract_cases(&set)
+            .into_iter()
+            .chain(compat::cases(&set))
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for case in &all {
+            assert!(!case.features.is_empty(), "{} checks no feature", case.name);
+            let optional: Vec<Feature> = case
+                .requires
+                .iter()
+                .filter_map(|c| levels::feature_of(c))
+                .collect();
+            if let Some(last) = optional.last() {
+                assert_eq!(case.features, vec![*last], "{}", case.name);
             }
-            None => case::to_trial(ctx, db, no_db_reason, case),
-        })
-        .chain(
-            compat_cases
-                .into_iter()
-                .map(|case| case::to_trial(ctx, db, no_db_reason, case)),
-        )
-        .collect()
+            seen.extend(case.features.iter().copied());
+        }
+        // Every feature a database has a case of (partitions: released Awa's compat cases).
+        for f in Feature::ALL {
+            assert!(seen.contains(&f), "no sql:: case checks {}", f.id());
+        }
+    }
 }

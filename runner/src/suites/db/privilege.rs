@@ -165,6 +165,7 @@ pub(super) fn cases(vectors: &VectorSet) -> Vec<Case> {
                 .await
             }))
         })
+        .checks(crate::contract::features::Feature::of_vector(family, false).as_slice())
         .requires(capability(family))
         .requires("job_routing")
     }));

@@ -19,6 +19,8 @@
 use crate::pg::SqlText;
 use std::sync::Arc;
 
+use crate::contract::features::Feature;
+
 use awa_conformance_core::concurrency_digest;
 use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
@@ -575,13 +577,16 @@ pub(super) fn cases() -> Vec<Case> {
         .requires("expectations"),
         Case::new(SUITE, "queue_enqueue_shards_widths", |db| {
             queue_enqueue_shards_widths(&db)
-        }),
+        })
+        .checks(&[Feature::OrderingKey, Feature::ConcurrencyKey]),
         Case::new(SUITE, "queue_enqueue_shards_producer_execute", |db| {
             producer_can_read_widths(&db)
-        }),
+        })
+        .checks(&[Feature::Catalog]),
         Case::new(SUITE, "initial_state_run_at_given_is_scheduled", |db| {
             initial_state(&db)
-        }),
+        })
+        .checks(&[Feature::Payload]),
         Case::new(SUITE, "kind_null_not_null_violation", |db| kind_null(&db)),
         Case::new(SUITE, "detail_members", |db| detail_members(&db))
             .requires("expectations")
@@ -589,6 +594,7 @@ pub(super) fn cases() -> Vec<Case> {
         Case::new(SUITE, "job_routing_scoped_to_session_user", |db| {
             job_routing_scoped(&db)
         })
+        .checks(&[Feature::Catalog])
         .requires("job_routing"),
     ];
     out.extend(order_cases().into_iter().map(|(name, build, state, code)| {

@@ -13,6 +13,8 @@
 use crate::pg::SqlText;
 use std::sync::Arc;
 
+use crate::contract::features::Feature;
+
 use awa_conformance_core::{
     concurrency_digest, concurrency_shard, move_shard, ordering_shard, unique_states_bits, Route,
     RouteSource, Width,
@@ -481,7 +483,8 @@ pub(super) fn cases() -> Vec<Case> {
     vec![
         Case::new("width", "queue_meta_refuses_0_and_65", |db| {
             queue_meta_limits(&db)
-        }),
+        })
+        .checks(&[Feature::Refusals]),
         Case::new(
             "width",
             "keyed_job_without_queue_meta_row_routes_at_width_1",

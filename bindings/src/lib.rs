@@ -421,6 +421,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(producer::_producer_trial_names, m)?)?;
     m.add_function(wrap_pyfunction!(producer::_load_expected_failures, m)?)?;
     m.add_function(wrap_pyfunction!(producer::_check_producer, m)?)?;
+    m.add_function(wrap_pyfunction!(producer::_session_dsn, m)?)?;
     m.add(
         "CONCURRENCY_DOMAIN_TAG",
         PyBytes::new(py, core::CONCURRENCY_DOMAIN_TAG),

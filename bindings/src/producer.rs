@@ -133,6 +133,21 @@ fn check_dsn(
         true,
         awa_conformance_runner::contract::server::untested_server_allowed_by_env(),
     )?;
+    // The kit's own calls of the functions under test run under the callers' settings unless
+    // plain_sessions=True, as the CLI's do; the callable's connection is its own, so the
+    // provenance says how to put it under the same settings.
+    db.plain_sessions
+        .store(options.plain_sessions, std::sync::atomic::Ordering::SeqCst);
+    ctx.set_provenance(
+        awa_conformance_runner::contract::target::CALLERS_PROVENANCE,
+        db.caller_settings_provenance(),
+    );
+    ctx.set_provenance(
+        producer::SESSION_PROVENANCE,
+        "the insert callable's own connection, not set by check_producer: open it with \
+         awa_conformance.session_dsn(dsn) to run it under the callers' settings"
+            .to_owned(),
+    );
     let hello = producer.hello().map_err(|e| Error::Harness {
         detail: e.to_string(),
     })?;
@@ -193,6 +208,21 @@ impl ProducerReport {
     }
 }
 
+/// _session_dsn(dsn) -> str
+///
+/// `dsn` as a `postgresql://` URL whose sessions start under the callers' settings
+/// (docs/contract.md §12.4): what an insert callable connects with to be checked as the CLI
+/// checks a producer process. RuntimeError (naming the fix) for a DSN that cannot be read.
+#[pyfunction]
+pub(crate) fn _session_dsn(dsn: &str) -> PyResult<String> {
+    let dsn = Dsn::resolve(Some(dsn))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+        .ok_or_else(|| {
+            PyRuntimeError::new_err("session_dsn needs a DSN: pass \"postgresql://...\"")
+        })?;
+    Ok(awa_conformance_runner::contract::target::caller_session_url(&dsn))
+}
+
 /// _producer_trial_names() -> list[str]
 ///
 /// Every producer case name of the embedded vectors, in the engine's order.
@@ -232,7 +262,7 @@ pub(crate) fn _load_expected_failures(
 /// requested reports. ValueError for a bad expected-failures file, RuntimeError (message
 /// naming the fix) when the database or schema cannot be used.
 #[pyfunction]
-#[pyo3(signature = (dsn, schema, producer_role, call, names, expected_failures, timeout, json, junit, markdown, producer_name, protocol))]
+#[pyo3(signature = (dsn, schema, producer_role, call, names, expected_failures, timeout, json, junit, markdown, producer_name, protocol, plain_sessions))]
 #[expect(
     clippy::too_many_arguments,
     reason = "one private call site (awa_conformance.producer.run_engine)"
@@ -251,6 +281,7 @@ pub(crate) fn _check_producer(
     markdown: Option<std::path::PathBuf>,
     producer_name: String,
     protocol: u64,
+    plain_sessions: bool,
 ) -> PyResult<ProducerReport> {
     if !(protocol::PROTOCOL_ENQUEUE..=protocol::PROTOCOL_JOB_FIELDS).contains(&protocol) {
         // RuntimeError: the Python layer maps it to ConformanceError (ValueError means a bad
@@ -295,6 +326,7 @@ pub(crate) fn _check_producer(
     let options = CheckOptions {
         enqueue_timeout: timeout,
         filter,
+        plain_sessions,
         ..CheckOptions::default()
     };
     let argv = vec![

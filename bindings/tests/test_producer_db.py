@@ -181,3 +181,36 @@ def test_coroutines_use_one_loop(db):
 
     report = ac.check_producer(db["dsn"], insert, schema=db["schema"], producer_role=db["role"], families=["partition"])
     assert report.ok and len(loops) == 1
+
+
+def test_session_dsn_puts_the_callable_under_the_callers_settings(db, monkeypatch):
+    """docs/contract.md §12.4 for an in-process producer: the callable's connection is its own,
+    so session_dsn gives it the callers' settings; a naive run_at then fails at the payload,
+    the conforming producer still passes, and the provenance names both kinds of session."""
+    url = ac.session_dsn(db["dsn"])
+    assert url.startswith("postgresql://")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SHOW TimeZone").fetchone()[0] == "Asia/Kathmandu"
+        assert conn.execute("SHOW DateStyle").fetchone()[0] == "SQL, DMY"
+    payload = ["payload"]
+
+    def check(insert, **kw):
+        if psycopg_producer._conn is not None:
+            psycopg_producer._conn.close()
+        psycopg_producer._conn = None
+        monkeypatch.setenv("AWA_PRODUCER_DSN", url)
+        return ac.check_producer(db["dsn"], insert, families=payload, schema=db["schema"],
+                                 producer_role=db["role"], protocol=3, **kw)
+
+    good = check(psycopg_producer.insert)
+    assert good.ok, [(c.name, c.message) for c in good.failures[:3]]
+    assert "TimeZone=Asia/Kathmandu" in good.provenance["extra"]["caller_session"]
+    assert "session_dsn" in good.provenance["extra"]["producer_session"]
+    naive = check(wrong_producers.insert_naive_run_at)
+    assert not naive.ok
+    assert any("run_at" in (c.message or "") for c in naive.failures), [c.message for c in naive.failures[:3]]
+    plain = check(psycopg_producer.insert, plain_sessions=True)
+    assert plain.ok and "server's defaults" in plain.provenance["extra"]["caller_session"]
+    with pytest.raises(ac.ConformanceError):
+        ac.session_dsn("host=/nonexistent port=notaport")
+    psycopg_producer._conn = None

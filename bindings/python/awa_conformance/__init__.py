@@ -74,14 +74,22 @@ def check_producer(
     expected_failures: str | None = None,
     timeout: float = 30.0,
     protocol: int = 2,
+    plain_sessions: bool = False,
 ) -> Report:
     """Check a producer in-process with the runner's producer engine; see __init__.pyi."""
     from awa_conformance.producer import check_producer as _check
 
     return _check(
         dsn, insert, families=families, schema=schema, producer_role=producer_role, junit=junit, json=json, markdown=markdown,
-        expected_failures=expected_failures, timeout=timeout, protocol=protocol,
+        expected_failures=expected_failures, timeout=timeout, protocol=protocol, plain_sessions=plain_sessions,
     )
+
+
+def session_dsn(dsn: str) -> str:
+    """``dsn`` as a URL whose sessions start under the callers' settings; see __init__.pyi."""
+    from awa_conformance.producer import session_dsn as _session_dsn
+
+    return _session_dsn(dsn)
 
 
 __all__ = [
@@ -132,6 +140,7 @@ __all__ = [
     "partition_hash64",
     "physical_queue_name",
     "route",
+    "session_dsn",
     "unique_key",
     "unique_key_preimage",
     "unique_states_bits",

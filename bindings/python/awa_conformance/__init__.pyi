@@ -321,6 +321,7 @@ def check_producer(
     expected_failures: str | None = None,
     timeout: float = 30.0,
     protocol: int = 2,
+    plain_sessions: bool = False,
 ) -> Report:
     """Check a producer in-process with the runner's producer engine (``awa-conformance --producer``).
 
@@ -375,6 +376,19 @@ def check_producer(
     ``::``-segment suffixes such as a vector ID). ``producer_role``: the schema's producer
     role, as for ``schema install`` (the preflight checks its grants, as the CLI's
     ``--producer-role``). ``junit``/``json``/``markdown``: also write
-    the runner's reports there. Raises ConformanceError when the database or schema cannot be
-    used, ExpectedFailuresError for a bad expected-failures file.
+    the runner's reports there. Sessions (docs/contract.md §12.4): the engine's own calls of
+    ``<schema>.insert_job`` run under the callers' settings (TimeZone Asia/Kathmandu, DateStyle
+    "SQL, DMY", IntervalStyle iso_8601) unless ``plain_sessions=True``; ``insert``'s connection
+    is its own, so open it with ``session_dsn(dsn)`` to be checked as the CLI checks a producer
+    process (a ``run_at`` bound as a naive timestamp then fails); the report's provenance
+    names both (``caller_session``, ``producer_session``). Raises ConformanceError when the
+    database or schema cannot be used, ExpectedFailuresError for a bad expected-failures file.
     """
+
+def session_dsn(dsn: str) -> str:
+    """``dsn`` (a URL or a libpq key=value string) as a ``postgresql://`` URL whose sessions
+    start under the callers' settings of docs/contract.md §12.4 (the settings after any
+    ``options`` of ``dsn``, so they win): what an ``insert`` callable connects with, so a
+    mistake that depends on its session (a naive ``run_at``) shows in ``check_producer``.
+    Contains the password: never print it. Raises ConformanceError for a DSN that cannot be
+    read."""

@@ -253,13 +253,22 @@ def check_producer(
     expected_failures: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     protocol: int = 2,
+    plain_sessions: bool = False,
 ) -> Report:
     """Check a producer's ``insert`` callable with the runner's producer engine; see ``__init__.pyi``."""
     return run_engine(
         dsn, insert, schema=schema, producer_role=producer_role, names=_name_filter(families),
         expected_failures=expected_failures, timeout=timeout, json=json, junit=junit, markdown=markdown,
-        protocol=protocol,
+        protocol=protocol, plain_sessions=plain_sessions,
     )
+
+
+def session_dsn(dsn: str) -> str:
+    """The runner's callers'-settings URL for ``dsn``; see ``__init__.pyi``."""
+    try:
+        return str(_native._session_dsn(dsn))
+    except RuntimeError as e:
+        raise ConformanceError(str(e)) from e
 
 
 def run_engine(
@@ -275,6 +284,7 @@ def run_engine(
     junit: str | None = None,
     markdown: str | None = None,
     protocol: int = 2,
+    plain_sessions: bool = False,
 ) -> Report:
     """Run the engine on the cases named ``names`` (None: all); the pytest plugin's entry."""
     if not callable(insert):
@@ -283,7 +293,7 @@ def run_engine(
     try:
         native = _native._check_producer(
             dsn, schema, producer_role, call, names, expected_failures, float(timeout), json, junit, markdown,
-            getattr(insert, "__qualname__", repr(insert)), protocol,
+            getattr(insert, "__qualname__", repr(insert)), protocol, bool(plain_sessions),
         )
     except ValueError as e:
         # The native module raises ValueError for an expected-failures file it rejects.

@@ -46,3 +46,15 @@ def insert_bit8(request: dict[str, Any]) -> int:
     ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def insert_naive_run_at(request: dict[str, Any]) -> int:
+    """Binds run_at as a naive timestamp (the UTC wall clock, offset dropped): right only in a
+    session whose TimeZone is UTC."""
+    from datetime import datetime, timezone
+
+    values = list(psycopg_producer.params(request))
+    if request["run_at"] is not None:
+        at = datetime.fromisoformat(request["run_at"].replace("Z", "+00:00"))
+        values[5] = at.astimezone(timezone.utc).replace(tzinfo=None)
+    return psycopg_producer.call(request, tuple(values))

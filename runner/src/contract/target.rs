@@ -108,6 +108,29 @@ pub fn caller_settings_sql() -> String {
         .join("; ")
 }
 
+/// The provenance key naming the settings the suites' calls were made with (docs/contract.md
+/// §12.4); the CLI and the Python bindings record it.
+pub const CALLERS_PROVENANCE: &str = "caller_session";
+
+/// [`CALLER_SETTINGS`] in libpq's `options` syntax (`-c TimeZone=Asia/Kathmandu ...`, a space
+/// inside a value escaped with a backslash).
+#[must_use]
+pub fn caller_settings_options() -> String {
+    CALLER_SETTINGS
+        .iter()
+        .map(|(name, value)| format!("-c {name}={}", value.replace(' ', "\\ ")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `dsn` as a `postgresql://` URL whose sessions start under [`CALLER_SETTINGS`]: what a
+/// producer that opens its own connection (the Python bindings' insert callable) connects
+/// with to be checked as the CLI checks a producer process (docs/contract.md §12.4).
+#[must_use]
+pub fn caller_session_url(dsn: &crate::pg::Dsn) -> String {
+    dsn.with_options(&caller_settings_options()).url()
+}
+
 /// The provenance value naming the settings calls were made with: `plain` for
 /// `--plain-sessions`.
 #[must_use]

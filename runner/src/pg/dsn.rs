@@ -243,6 +243,19 @@ impl Dsn {
         d
     }
 
+    /// The same DSN with `extra` (`-c name=value ...`, libpq's `options` syntax) after the
+    /// user's own `options`, so its settings win; [`Dsn::url`] carries them to a client that
+    /// opens the URL. The kit's own sessions are unaffected: they pin theirs after both.
+    #[must_use]
+    pub fn with_options(&self, extra: &str) -> Self {
+        let mut d = self.clone();
+        d.user_options = Some(match self.user_options.as_deref().map(str::trim) {
+            Some(user) if !user.is_empty() => format!("{user} {extra}"),
+            _ => extra.to_owned(),
+        });
+        d
+    }
+
     /// Where the DSN came from.
     #[must_use]
     pub fn source(&self) -> DsnSource {

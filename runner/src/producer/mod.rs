@@ -238,6 +238,9 @@ pub struct CheckOptions {
     /// `--max-consecutive-timeouts`); the cases not run are left out of the results, and a
     /// harness error `producer::unresponsive` says why.
     pub max_consecutive_timeouts: u32,
+    /// The kit's own calls of the functions under test keep the server's defaults instead of
+    /// the callers' settings (the CLI's `--plain-sessions`; docs/contract.md §12.4).
+    pub plain_sessions: bool,
 }
 
 impl std::fmt::Debug for CheckOptions {
@@ -246,6 +249,7 @@ impl std::fmt::Debug for CheckOptions {
             .field("enqueue_timeout", &self.enqueue_timeout)
             .field("filter", &self.filter.is_some())
             .field("max_consecutive_timeouts", &self.max_consecutive_timeouts)
+            .field("plain_sessions", &self.plain_sessions)
             .finish()
     }
 }
@@ -256,6 +260,7 @@ impl Default for CheckOptions {
             enqueue_timeout: crate::adapter::DEFAULT_TIMEOUT,
             filter: None,
             max_consecutive_timeouts: DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
+            plain_sessions: false,
         }
     }
 }

@@ -78,9 +78,7 @@ pub(super) fn open(plan: &Plan, args: &RunArgs) -> Result<Database, Error> {
     }
 }
 
-/// The provenance key naming the settings the suites' calls were made with (docs/contract.md
-/// §12.4).
-pub(super) const CALLERS_PROVENANCE: &str = "caller_session";
+pub(super) use crate::contract::target::CALLERS_PROVENANCE;
 
 /// Find or start the database and preflight the contract schema.
 fn open_database(ctx: &Arc<RunContext>, args: &RunArgs) -> Result<Database, Error> {

@@ -24,12 +24,14 @@ use crate::error::Error;
 use crate::expected::ExpectedFailures;
 use crate::outcome::{FailureKind, RunContext, Verdict};
 use crate::pg::{Dsn, Pg};
+use crate::producer::case_loop::CaseLoop;
 use crate::producer::{cases, engine};
 
 /// A producer under fuzz, with the checked database its engine works on.
 pub struct ProducerTarget {
     db: Arc<DbSetup>,
-    session: Arc<engine::Session>,
+    /// The session's one loop ([`CaseLoop`]), as `--producer` and the library run it.
+    run: CaseLoop,
     manifest: Manifest,
     cmd: String,
     /// What the producer's sessions were set to (the provenance's `producer_session`).
@@ -81,7 +83,7 @@ impl ProducerTarget {
                 detail: e.to_string(),
             })?
             .manifest;
-        let stopped = {
+        let stopped: engine::Stopped = {
             let stop = Arc::clone(stop);
             Arc::new(move || stop.get().is_some())
         };
@@ -95,14 +97,16 @@ impl ProducerTarget {
             max_consecutive_timeouts: crate::producer::DEFAULT_MAX_CONSECUTIVE_TIMEOUTS,
             validate: false,
         };
-        let (producer, login, sessions) = crate::producer::subprocess(&launch, &db, stopped);
+        let (producer, login, sessions) =
+            crate::producer::subprocess(&launch, &db, Arc::clone(&stopped));
         let session =
             engine::Session::start_as(Box::new(producer), Arc::clone(&db), timeout, login)?;
         // Fuzz cases are sent one after the other, each judged before the next is made.
         session.limit_lanes(1);
+        let run = CaseLoop::new(session, &[], &|_| true, stopped);
         Ok(Self {
             db,
-            session,
+            run,
             manifest,
             cmd: cmd.to_owned(),
             sessions,
@@ -112,7 +116,7 @@ impl ProducerTarget {
     /// A one-line description for the run's header and findings.
     #[must_use]
     pub fn describe(&self) -> String {
-        let hello = self.session.hello();
+        let hello = self.run.session().hello();
         format!(
             "producer {} {} (`{}`) on {} schema {}, its sessions: {}",
             hello.implementation.name,
@@ -140,11 +144,12 @@ impl ProducerTarget {
         ]
     }
 
-    /// Run the engine's cases of `batch`.
+    /// Run the engine's cases of `batch` through the session's one loop. `_stop` is the run's
+    /// stop flag, which the loop watches already (it was given to [`ProducerTarget::open`]).
     ///
     /// # Errors
     /// Never for a single case (a producer fault is a problem of the run, exit 6).
-    pub fn check(&mut self, batch: &[Generated], stop: &Stop) -> Result<Checked, Error> {
+    pub fn check(&mut self, batch: &[Generated], _stop: &Stop) -> Result<Checked, Error> {
         let mut by_id: BTreeMap<&str, &Generated> = BTreeMap::new();
         for g in batch {
             by_id.entry(g.vector.id.as_str()).or_insert(g);
@@ -152,29 +157,34 @@ impl ProducerTarget {
         let unique: Vec<&Generated> = by_id.values().copied().collect();
         let set = super::vector_set(&unique, &self.manifest);
         let mut out = Checked::default();
-        let hello = self.session.hello();
+        let hello = self.run.session().hello();
+        // Each case with its generated value and the input class put on it.
+        let mut sent = BTreeMap::new();
+        let mut chosen = Vec::new();
         for mut case in cases::cases(&set) {
-            if stop.get().is_some() {
-                break;
-            }
             // The engine's fixed cases carry no generated vector.
-            let Some(g) = by_id.get(case.id.as_str()) else {
+            let Some(g) = by_id.get(case.id.as_str()).copied() else {
                 continue;
             };
-            let class = with_class(&mut case, g.case, &hello);
             // PostgreSQL text and jsonb cannot hold U+0000, so a kind, queue or args holding
             // it cannot be enqueued at all (docs/contract.md §10): not a producer's fault.
             if holds_nul(&g.vector.case.input_json().to_serde()) {
                 out.not_sent += 1;
                 continue;
             }
-            if self.session.not_applicable(&case).is_some() {
-                out.not_sent += 1;
-                continue;
-            }
-            match self.session.run(&case) {
+            let class = with_class(&mut case, g.case, &hello);
+            sent.insert(case.name.clone(), (g, class));
+            chosen.push(case);
+        }
+        let unresponsive = self.run.each(chosen, |case, outcome| {
+            let Some(&(g, class)) = sent.get(&case.name) else {
+                return;
+            };
+            match outcome.verdict {
                 Ok(Verdict::Passed) => out.hit(g.family),
-                Ok(Verdict::Skipped(_) | Verdict::NotApplicable(_)) => out.skipped += 1,
+                // Never sent: the producer cannot answer it (its capabilities or protocol).
+                Ok(Verdict::NotApplicable(_)) => out.not_sent += 1,
+                Ok(Verdict::Skipped(_)) => out.skipped += 1,
                 Err(f) if f.kind == FailureKind::Harness => {
                     out.problems.push(format!("{}: {}", case.name, f.text()));
                 }
@@ -190,13 +200,21 @@ impl ProducerTarget {
                     ));
                 }
             }
+        });
+        if let Some(message) = unresponsive {
+            out.problems.push(format!("producer: {message}"));
         }
         Ok(out)
     }
 
     /// Stop the producer and remove whatever the run left (each case already cleans up).
     pub fn close(&self) -> Vec<String> {
-        let mut problems: Vec<String> = self.session.finish().into_iter().collect();
+        let concluded = self.run.conclude(false);
+        let mut problems: Vec<String> = concluded
+            .unattributed
+            .into_iter()
+            .chain(concluded.stop_problem)
+            .collect();
         if let Err(e) = self.db.cleanup() {
             problems.push(format!("cleanup: {e}"));
         }

@@ -39,13 +39,13 @@
 //! with the same expected-failures semantics as the CLI; [`trials`] gives the same cases as
 //! libtest-mimic trials (what `--producer` runs).
 
+pub mod case_loop;
 pub mod cases;
 pub mod engine;
 pub mod process;
 pub mod steps;
 pub mod validate;
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,9 +54,10 @@ use libtest_mimic::Trial;
 
 use crate::contract::target::DbSetup;
 use crate::expected::ExpectedFailures;
-use crate::outcome::{CaseResult, RunContext, Verdict};
+use crate::outcome::{CaseResult, RunContext};
 pub use crate::protocol::{EnqueueAnswer, EnqueueRequest, Hello, DSN_ENV};
-use engine::{fit_lanes, Pipeline};
+use case_loop::CaseLoop;
+use engine::fit_lanes;
 
 /// The provenance key naming the session settings the producer's login starts with
 /// (`contract::target::CALLER_SETTINGS`).
@@ -327,47 +328,41 @@ pub fn check(
     session.limit_timeouts(options.max_consecutive_timeouts, Arc::new(|_| {}));
     // The cases below run one after the other.
     session.limit_lanes(1);
-    for case in all {
-        if options.filter.as_ref().is_some_and(|f| !f(&case.name)) {
-            continue;
+    let selected = |name: &str| options.filter.as_ref().is_none_or(|f| f(name));
+    let run = CaseLoop::new(session, &all, &selected, Arc::new(|| false));
+    let chosen = all.into_iter().filter(|c| selected(&c.name));
+    let unresponsive = run.each(chosen, |case, outcome| {
+        if let Some(output) = outcome.output {
+            ctx.attach_output(&case.name, output);
         }
-        if let Some(message) = session.unresponsive() {
-            ctx.record(
-                SUITE,
-                format!("{SUITE}::unresponsive"),
-                Err(crate::outcome::CaseFailure::harness(message)),
-                0.0,
-            );
-            break;
-        }
-        let name = case.name.clone();
-        let started = std::time::Instant::now();
-        // The same capability rule as the CLI's trials: a case the producer cannot answer is
-        // not applicable, never run (and so never an error).
-        let outcome = match session.not_applicable(&case) {
-            Some(why) => Ok(Verdict::NotApplicable(why)),
-            None => session.run(&case),
-        };
-        if let Some(output) = session.take_output(&name) {
-            ctx.attach_output(&name, output);
-        }
+        ctx.record(SUITE, case.name, outcome.verdict, outcome.elapsed_ms);
+    });
+    if let Some(message) = unresponsive {
         ctx.record(
             SUITE,
-            name,
-            outcome,
-            started.elapsed().as_secs_f64() * 1000.0,
-        );
-    }
-    if options.filter.as_ref().is_none_or(|f| f(COVERAGE_CASE)) {
-        ctx.record(SUITE, COVERAGE_CASE.to_owned(), session.coverage(), 0.0);
-    }
-    if let Some(problem) = session.finish() {
-        ctx.record(
-            SUITE,
-            format!("{SUITE}::stop"),
-            Err(crate::outcome::CaseFailure::harness(problem)),
+            format!("{SUITE}::unresponsive"),
+            Err(crate::outcome::CaseFailure::harness(message)),
             0.0,
         );
+    }
+    let concluded = run.conclude(selected(COVERAGE_CASE));
+    if let Some(verdict) = concluded.coverage {
+        ctx.record(SUITE, COVERAGE_CASE.to_owned(), verdict, 0.0);
+    }
+    // With one request at a time no request is in flight beside another, so this cannot
+    // arise; were it to, it is a harness error of the check, never a silent pass.
+    for (what, problem) in [
+        ("unattributed", concluded.unattributed),
+        ("stop", concluded.stop_problem),
+    ] {
+        if let Some(problem) = problem {
+            ctx.record(
+                SUITE,
+                format!("{SUITE}::{what}"),
+                Err(crate::outcome::CaseFailure::harness(problem)),
+                0.0,
+            );
+        }
     }
     Ok(ctx.results())
 }
@@ -392,56 +387,39 @@ impl Selection<'_> {
 }
 
 /// The producer cases as trials of `ctx` (what `--producer` runs): ignored without a
-/// database, not applicable when the producer lacks a capability a case needs. With several
-/// lanes ([`engine::Session::lanes`]) the selected cases run ahead of their trials, that
-/// many in flight ([`engine::Pipeline`]); each trial waits for its own case's verdict.
+/// database, not applicable when the producer lacks a capability a case needs, and each
+/// trial's verdict from the session's one loop ([`CaseLoop::run`]: with several lanes the
+/// selected cases run ahead of their trials, that many in flight, and each trial waits for
+/// its own case's verdict).
 #[must_use]
 pub fn trials(
     ctx: &Arc<RunContext>,
-    session: Option<&Arc<engine::Session>>,
+    run: Option<&Arc<CaseLoop>>,
     no_db_reason: &str,
     vectors: &VectorSet,
-    selection: &Selection<'_>,
 ) -> Vec<Trial> {
     let all = cases::cases(vectors);
     declare_features(ctx, &all);
-    let pipeline = session.filter(|s| s.lanes() > 1).map(|session| {
-        let stopped: engine::Stopped = {
-            let ctx = Arc::clone(ctx);
-            Arc::new(move || ctx.stop_reason().is_some())
-        };
-        session.watch_stop(Arc::clone(&stopped));
-        let queued: VecDeque<cases::Case> = all
-            .iter()
-            .filter(|c| (selection.selected)(&c.name) && session.not_applicable(c).is_none())
-            .cloned()
-            .collect();
-        Arc::new(Pipeline::new(Arc::clone(session), queued, stopped))
-    });
     all.into_iter()
         .map(|case| {
-            let Some(session) = session else {
+            let Some(run) = run else {
                 return ctx.ignored(SUITE, case.name, no_db_reason.to_owned());
             };
-            if let Some(why) = session.not_applicable(&case) {
+            if let Some(why) = run.not_applicable(&case) {
                 return ctx.not_applicable(SUITE, case.name, why);
             }
-            let session = Arc::clone(session);
+            let run = Arc::clone(run);
             let name = case.name.clone();
-            let pipeline = pipeline.clone();
             // Inline, not on a case thread: the producer's lanes are shared, so a case waiting
             // for a lane must not count that wait against its own --case-timeout; every wait
             // inside is bounded (enqueue timeout, lock_timeout, statement_timeout).
             let ctx_for_output = Arc::clone(ctx);
             ctx.pure_trial(SUITE, name, move || {
-                let verdict = match pipeline {
-                    Some(p) => p.verdict(&case),
-                    None => session.run(&case),
-                };
-                if let Some(output) = session.take_output(&case.name) {
+                let outcome = run.run(&case);
+                if let Some(output) = outcome.output {
                     ctx_for_output.attach_output(&case.name, output);
                 }
-                verdict
+                outcome.verdict
             })
         })
         .collect()
@@ -611,7 +589,7 @@ pub fn run_trials(
     no_db_reason: &str,
     vectors: &VectorSet,
     selection: &Selection<'_>,
-) -> Result<(Vec<Trial>, Option<Arc<engine::Session>>), crate::error::Error> {
+) -> Result<(Vec<Trial>, Option<Arc<CaseLoop>>), crate::error::Error> {
     let Some(db) = db else {
         // The same names `--list` shows: the protocol exchange's in validate mode.
         if launch.validate {
@@ -621,7 +599,7 @@ pub fn run_trials(
                 .collect();
             return Ok((ignored, None));
         }
-        return Ok((trials(ctx, None, no_db_reason, vectors, selection), None));
+        return Ok((trials(ctx, None, no_db_reason, vectors), None));
     };
     let stopped = {
         let ctx = Arc::clone(ctx);
@@ -664,10 +642,17 @@ pub fn run_trials(
         ),
     );
     ctx.set_provenance(FIELDS_PROVENANCE, hello.fields_judged());
-    Ok((
-        trials(ctx, Some(&session), no_db_reason, vectors, selection),
-        Some(session),
-    ))
+    let stopped: engine::Stopped = {
+        let ctx = Arc::clone(ctx);
+        Arc::new(move || ctx.stop_reason().is_some())
+    };
+    let run = Arc::new(CaseLoop::new(
+        session,
+        &cases::cases(vectors),
+        selection.selected,
+        stopped,
+    ));
+    Ok((trials(ctx, Some(&run), no_db_reason, vectors), Some(run)))
 }
 
 #[cfg(test)]

@@ -135,13 +135,20 @@ pub(super) fn execute(
         database,
         events,
     );
-    if let Some(session) = producer {
+    if let Some(run) = producer {
         // After every producer case: its verdict needs all their answers, so it is no trial
         // of its own; it is recorded (and reported) as a case when the filter selects it.
         // The probe trial only asks the filter; it never runs.
         let probe = Trial::test(crate::producer::COVERAGE_CASE, || Ok(()));
-        if ctx.stop_reason().is_none() && !args.libtest.is_filtered_out(&probe) {
-            let verdict = session.coverage();
+        let coverage_selected =
+            ctx.stop_reason().is_none() && !args.libtest.is_filtered_out(&probe);
+        if args.timings {
+            let timings = run.session().timings();
+            super::note(&timings.table());
+            ctx.record_timings(timings);
+        }
+        let concluded = run.conclude(coverage_selected);
+        if let Some(verdict) = concluded.coverage {
             if let Err(f) = &verdict {
                 super::report_error(&format!(
                     "{} failed: {}",
@@ -155,17 +162,13 @@ pub(super) fn execute(
                 verdict,
                 0.0,
             );
-        } else if let Some(touched) = session.unattributed().map(|f| f.text()) {
+        }
+        if let Some(touched) = concluded.unattributed {
             // A finding no selected case carries: never a silent pass.
             super::report_error(&touched);
             ctx.record_run_error(format!("producer: {touched}"));
         }
-        if args.timings {
-            let timings = session.timings();
-            super::note(&timings.table());
-            ctx.record_timings(timings);
-        }
-        if let Some(problem) = session.finish() {
+        if let Some(problem) = concluded.stop_problem {
             ctx.record_run_error(format!("producer: {problem}"));
         }
     }

@@ -155,3 +155,14 @@ def test_toml_is_not_an_expected_failures_format(tmp_path):
     path.write_text(f'version = 1\n[[expected_failures]]\nid = "{NAMES[0]}"\nreason = "r"\n', encoding="utf-8")
     with pytest.raises(ac.ExpectedFailuresError, match="not a valid expected-failures file"):
         load_expected_failures(path, NAMES)
+
+
+def test_the_callable_under_the_callers_settings_and_the_plain_switch(pytester, plugin_env, monkeypatch):
+    # The callable connects with session_dsn: a run_at bound as a naive timestamp fails the
+    # payload cases that ask for one; --awa-plain-sessions only concerns the engine's own calls.
+    monkeypatch.setenv("AWA_PRODUCER_DSN", ac.session_dsn(plugin_env["dsn"]))
+    picked = ("--awa-protocol", "3", "--awa-families", "payload", "-k", "run_at")
+    result = run(pytester, plugin_env, "wrong_producers:insert_naive_run_at", *picked)
+    assert result.parseoutcomes().get("failed", 0) >= 1, result.stdout.str()
+    result = run(pytester, plugin_env, "psycopg_producer:insert", "--awa-plain-sessions", *picked)
+    assert result.ret == 0 and result.parseoutcomes().get("passed", 0) >= 1, result.stdout.str()

@@ -49,6 +49,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: 2; its cases that need them are skipped)",
     )
     group.addoption(
+        "--awa-plain-sessions",
+        action="store_true",
+        help="the engine's own insert_job calls keep the server's defaults instead of the callers' "
+        "settings (check_producer's plain_sessions=True); connect the callable with "
+        "awa_conformance.session_dsn(dsn) to run it under them",
+    )
+    group.addoption(
         "--awa-expected-failures",
         metavar="FILE",
         help='JSON: {"version": 1, "expected_failures": [{"id": ..., "reason": ...}]} (the runner\'s format)',
@@ -77,9 +84,9 @@ class _Engine:
     """Runs the engine once, for every selected case, the first time a result is needed."""
 
     def __init__(self, dsn: str, insert: Any, schema: str, role: str, expected: str | None,
-                 protocol: int = 2) -> None:
+                 protocol: int = 2, plain_sessions: bool = False) -> None:
         self.dsn, self.insert, self.schema, self.role, self.expected = dsn, insert, schema, role, expected
-        self.protocol = protocol
+        self.protocol, self.plain_sessions = protocol, plain_sessions
         self.results: dict[str, Any] | None = None
         self.error: str | None = None
 
@@ -94,6 +101,7 @@ class _Engine:
                 report = run_engine(
                     self.dsn, self.insert, schema=self.schema, producer_role=self.role, names=names,
                     expected_failures=self.expected, protocol=self.protocol,
+                    plain_sessions=self.plain_sessions,
                 )
             except ConformanceError as e:
                 # The run as a whole could not start (no connection, no contract schema, a
@@ -171,6 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SESSION_KEY] = _Engine(
         dsn, _load_producer(spec), config.getoption("--awa-schema"), config.getoption("--awa-producer-role"),
         config.getoption("--awa-expected-failures"), config.getoption("--awa-protocol"),
+        config.getoption("--awa-plain-sessions"),
     )
 
 

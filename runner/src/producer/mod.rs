@@ -37,7 +37,8 @@
 //! # Using it as a library
 //! [`check`] runs every case against a producer and returns one [`CaseResult`] per case,
 //! with the same expected-failures semantics as the CLI; [`trials`] gives the same cases as
-//! libtest-mimic trials (what `--producer` runs).
+//! libtest-mimic trials (what `--producer` runs). Both, and the producer fuzzer, go through the
+//! session's one loop, [`case_loop::CaseLoop`].
 
 pub mod case_loop;
 pub mod cases;

@@ -110,7 +110,11 @@ pub enum ReadBack {
 ///
 /// # Errors
 /// The finding, its layer named where one applies.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one of the judge's inputs (ADR 0061); a struct of them would only rename \
+              them at its call site"
+)]
 pub fn answer(
     case: &dyn Subject,
     outcome: &Outcome,

@@ -97,6 +97,26 @@ def test_every_count_shown_equals_the_reports(page):
         page.screenshot(path=os.environ["AWA_SCREENSHOT"], full_page=False)
 
 
+def test_each_row_names_the_features_its_report_checked(page):
+    # The line the run printed (the report's own `checked`) is the line the page shows, for a
+    # producer's or adapter's features and for a database's; a row without the section has no
+    # such line. At least one row of CI's reports has each.
+    shown = page.evaluate("""() => [...document.querySelectorAll('#matrix tbody tr')].map(tr => ({
+        source: [...tr.querySelectorAll('dt')].find(d => d.textContent === 'report').nextElementSibling.textContent,
+        features: tr.querySelector('.features:not(.database-features)')?.textContent ?? null,
+        database: tr.querySelector('.database-features')?.textContent ?? null}))""")
+    seen = Counter()
+    for row in shown:
+        report = load(row["source"])
+        for key, prefix, got in (("features", "features: ", row["features"]),
+                                 ("database_features", "database features: ", row["database"])):
+            section = report.get(key)
+            want = None if section is None else prefix + section["checked"]
+            assert got == want, f"{row['source']} {key}: page {got!r}, report {want!r}"
+            seen[key] += section is not None
+    assert seen["features"] > 0 and seen["database_features"] > 0, seen
+
+
 def first_case_with_values(shown: list[dict]) -> tuple[int, dict]:
     for i, row in enumerate(shown):
         for case in load(row["source"])["cases"]:

@@ -75,17 +75,12 @@ pub fn trials(
     // database side's per-feature verdict counts against (docs/contract.md §12.3). Released
     // Awa is judged on the compat cases alone, a contract database on the contract's; without
     // a database (a listing, or no DSN) nothing is judged and nothing is declared.
-    let judged = match (db, released) {
-        (None, _) => &[][..],
-        (Some(_), Some(_)) => &[][..],
-        (Some(_), None) => &cases[..],
+    let judged: &[case::Case] = match (db, released) {
+        (None, _) => &[],
+        (Some(_), Some(_)) => &compat_cases,
+        (Some(_), None) => &cases,
     };
-    let compat_judged = if db.is_some() {
-        &compat_cases[..]
-    } else {
-        &[][..]
-    };
-    for case in judged.iter().chain(compat_judged) {
+    for case in judged {
         ctx.declare_features(Side::Database, &case.name, case.features.clone());
     }
     cases

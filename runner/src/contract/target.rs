@@ -261,3 +261,17 @@ impl From<PreflightError> for crate::error::Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caller_settings_as_options_escape_the_space_in_a_value() {
+        // libpq splits `options` on unescaped spaces: "SQL, DMY" must stay one value.
+        assert_eq!(
+            caller_settings_options(),
+            "-c TimeZone=Asia/Kathmandu -c DateStyle=SQL,\\ DMY -c IntervalStyle=iso_8601"
+        );
+    }
+}

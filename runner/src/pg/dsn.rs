@@ -434,6 +434,26 @@ mod tests {
     }
 
     #[test]
+    fn extra_options_come_after_the_users_and_survive_the_url() {
+        let none = env(&[]);
+        let extra = "-c TimeZone=Asia/Kathmandu -c DateStyle=SQL,\\ DMY";
+        for (written, want) in [
+            (
+                "host=h user=u dbname=d options='-c geqo=off'",
+                format!("-c geqo=off {extra}"),
+            ),
+            ("postgresql://u@h/d", extra.to_owned()),
+        ] {
+            let d = Dsn::parse(written, DsnSource::Flag, &none).unwrap();
+            let url = d.with_options(extra).url();
+            let again =
+                Dsn::parse(&url, DsnSource::Flag, &none).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(again.user_options.as_deref(), Some(want.as_str()), "{url}");
+            assert_eq!(again.conninfo(), d.conninfo(), "{url}");
+        }
+    }
+
+    #[test]
     fn precedence_flag_then_database_url_then_libpq() {
         let e = env(&[("DATABASE_URL", "postgres://u1@h1:1/d1"), ("PGHOST", "h2")]);
         let d = Dsn::resolve_from(Some("postgres://u0@h0:5/d0"), &e)

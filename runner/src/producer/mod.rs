@@ -338,21 +338,15 @@ pub fn check(
         }
         ctx.record(SUITE, case.name, outcome.verdict, outcome.elapsed_ms);
     });
-    if let Some(message) = unresponsive {
-        ctx.record(
-            SUITE,
-            format!("{SUITE}::unresponsive"),
-            Err(crate::outcome::CaseFailure::harness(message)),
-            0.0,
-        );
-    }
     let concluded = run.conclude(selected(COVERAGE_CASE));
     if let Some(verdict) = concluded.coverage {
         ctx.record(SUITE, COVERAGE_CASE.to_owned(), verdict, 0.0);
     }
-    // With one request at a time no request is in flight beside another, so this cannot
-    // arise; were it to, it is a harness error of the check, never a silent pass.
+    // Each a harness error of the check (results are sorted by name, so the order here does
+    // not matter). A finding no case carries needs requests in flight beside each other, which
+    // one at a time cannot have; were it to arise, it is never a silent pass.
     for (what, problem) in [
+        ("unresponsive", unresponsive),
         ("unattributed", concluded.unattributed),
         ("stop", concluded.stop_problem),
     ] {
@@ -376,17 +370,6 @@ pub struct Selection<'a> {
     pub test_threads: Option<usize>,
 }
 
-impl Selection<'_> {
-    /// Every case, as many in flight as the producer accepts.
-    #[must_use]
-    pub fn all() -> Selection<'static> {
-        Selection {
-            selected: &|_| true,
-            test_threads: None,
-        }
-    }
-}
-
 /// The producer cases as trials of `ctx` (what `--producer` runs): ignored without a
 /// database, not applicable when the producer lacks a capability a case needs, and each
 /// trial's verdict from the session's one loop ([`CaseLoop::run`]: with several lanes the
@@ -397,9 +380,8 @@ pub fn trials(
     ctx: &Arc<RunContext>,
     run: Option<&Arc<CaseLoop>>,
     no_db_reason: &str,
-    vectors: &VectorSet,
+    all: Vec<cases::Case>,
 ) -> Vec<Trial> {
-    let all = cases::cases(vectors);
     declare_features(ctx, &all);
     all.into_iter()
         .map(|case| {
@@ -600,13 +582,13 @@ pub fn run_trials(
                 .collect();
             return Ok((ignored, None));
         }
-        return Ok((trials(ctx, None, no_db_reason, vectors), None));
+        return Ok((trials(ctx, None, no_db_reason, cases::cases(vectors)), None));
     };
-    let stopped = {
+    let stopped: engine::Stopped = {
         let ctx = Arc::clone(ctx);
         Arc::new(move || ctx.stop_reason().is_some())
     };
-    let (producer, login, sessions) = subprocess(launch, db, stopped);
+    let (producer, login, sessions) = subprocess(launch, db, Arc::clone(&stopped));
     ctx.set_provenance(SESSION_PROVENANCE, sessions);
     if launch.validate {
         let mut producer = producer;
@@ -643,17 +625,9 @@ pub fn run_trials(
         ),
     );
     ctx.set_provenance(FIELDS_PROVENANCE, hello.fields_judged());
-    let stopped: engine::Stopped = {
-        let ctx = Arc::clone(ctx);
-        Arc::new(move || ctx.stop_reason().is_some())
-    };
-    let run = Arc::new(CaseLoop::new(
-        session,
-        &cases::cases(vectors),
-        selection.selected,
-        stopped,
-    ));
-    Ok((trials(ctx, Some(&run), no_db_reason, vectors), Some(run)))
+    let all = cases::cases(vectors);
+    let run = Arc::new(CaseLoop::new(session, &all, selection.selected, stopped));
+    Ok((trials(ctx, Some(&run), no_db_reason, all), Some(run)))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::{REPORT_FORMAT, REPORT_FORMAT_VERSION};
+use crate::contract::features::Coverage;
 
 /// Why reports cannot be compared or rendered (exit 3: a bad input file names itself).
 #[derive(Debug, thiserror::Error)]
@@ -559,6 +560,8 @@ impl Comparison {
                 ("started".to_owned(), p.started_at.clone()),
             ];
             provenance.extend(p.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            // Counted once from the cases, then said three ways.
+            let coverage = r.coverage();
             implementations.push(Implementation {
                 name: label.unwrap_or_else(|| default_name(&r)),
                 source,
@@ -576,9 +579,9 @@ impl Comparison {
                 provenance,
                 run_errors: r.run_errors.clone(),
                 totals,
-                features: r.coverage().map(|c| c.summary()),
-                features_finding: r.coverage().and_then(|c| c.mandatory_skips()),
-                features_claimed: r.coverage().map(|c| c.claims()),
+                features: coverage.as_ref().map(Coverage::summary),
+                features_finding: coverage.as_ref().and_then(Coverage::mandatory_skips),
+                features_claimed: coverage.as_ref().map(Coverage::claims),
                 database_features: r.database_coverage().map(|c| c.summary()),
             });
             per_impl.push(cells);

@@ -1,8 +1,12 @@
 //! The call layer: one builder, binder and decoder for every contract function the kit calls.
 //!
 //! * `insert_job` ([`InsertJob`], [`insert`], [`Inserted`]): the README's prepared-statement
-//!   form, every one of the 13 arguments explicit and bound in one place ([`InsertJob::params`]);
-//! * `job_routing` ([`read`], [`Routing`]);
+//!   form, every one of the 13 arguments explicit and bound in one place ([`InsertJob::params`]),
+//!   built from a producer's logical request by the one conversion ([`InsertJob::of_job`]);
+//! * `job_routing` ([`read`], [`Routing`]) and `job_stored` ([`stored`], [`Stored`]), with the
+//!   payload a worker receives field by field, asked ([`InsertJob::asks`]) and stored
+//!   ([`Stored::payload`]), in the one order [`PAYLOAD_FIELDS`];
+//! * the signatures the catalog must show ([`INSERT_JOB_ARG_NAMES`], [`RESULT_COLUMNS`], ...);
 //! * released Awa's `insert_job_compat` ([`CompatCall`], [`compat_insert`], [`CompatReturned`]),
 //!   with or without `p_ordering_key` as the release has it, and the released read-back from
 //!   queue storage ([`released_job`]).
@@ -17,7 +21,95 @@ use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 
+use super::expect::Want;
 use super::target::DbSetup;
+use crate::protocol::Job;
+use awa_conformance_core as core;
+
+// The contract functions' signatures, as the catalog must show them (preflight and
+// `sql::catalog::*` compare them): beside the binder (`InsertJob::params`) and the decoders,
+// so an argument or column is added here once.
+
+/// D7 argument names of `insert_job`, in order.
+pub const INSERT_JOB_ARG_NAMES: [&str; 13] = [
+    "p_kind",
+    "p_queue",
+    "p_args",
+    "p_priority",
+    "p_max_attempts",
+    "p_run_at",
+    "p_metadata",
+    "p_tags",
+    "p_unique_key",
+    "p_unique_states",
+    "p_ordering_key",
+    "p_concurrency_key",
+    "p_opts",
+];
+
+/// D7 argument types (`format_type`, typmods are not stored for arguments).
+pub const INSERT_JOB_ARG_TYPES: [&str; 13] = [
+    "text",
+    "text",
+    "jsonb",
+    "smallint",
+    "smallint",
+    "timestamp with time zone",
+    "jsonb",
+    "text[]",
+    "bytea",
+    "bit varying",
+    "bytea",
+    "bytea",
+    "jsonb",
+];
+
+/// D7 `insert_job_result` columns.
+pub const RESULT_COLUMNS: [(&str, &str); 8] = [
+    ("job_id", "bigint"),
+    ("queue", "text"),
+    ("state", "text"),
+    ("priority", "smallint"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("unique_key", "bytea"),
+];
+
+/// `job_stored_row` columns (contract revision 1.2, ADR 0052).
+pub const STORED_COLUMNS: [(&str, &str); 17] = [
+    ("job_id", "bigint"),
+    ("kind", "text"),
+    ("queue", "text"),
+    ("args", "text"),
+    ("priority", "smallint"),
+    ("max_attempts", "smallint"),
+    ("run_at", "timestamp with time zone"),
+    ("state", "text"),
+    ("metadata", "text"),
+    ("tags", "text[]"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("ordering_key_digest", "bytea"),
+    ("unique_key", "bytea"),
+    ("unique_states", "text"),
+    ("enqueued_by", "text"),
+];
+
+/// D7 `job_routing_row` columns.
+pub const ROUTING_COLUMNS: [(&str, &str); 10] = [
+    ("job_id", "bigint"),
+    ("queue", "text"),
+    ("state", "text"),
+    ("priority", "smallint"),
+    ("enqueue_shard", "smallint"),
+    ("route_source", "text"),
+    ("concurrency_digest", "bytea"),
+    ("ordering_key_digest", "bytea"),
+    ("unique_key", "bytea"),
+    ("unique_states", "text"),
+];
 
 /// A `run_at` far in the future: the job starts `scheduled`.
 pub const FUTURE: &str = "2999-01-01T00:00:00Z";
@@ -140,6 +232,85 @@ impl InsertJob {
         }
     }
 
+    /// The call a conforming producer makes for the logical request `job` (the producer
+    /// protocol's one request type): the physical queue of a partitioned job (§13), the args
+    /// and metadata as canonical JSON text, the unique key computed from its inputs (hashing
+    /// the physical queue when by queue), the keys as bytes, and each absent member its
+    /// default. The one conversion from a request to its bound call, so the reference call
+    /// and the producer are sent the same logical request by construction.
+    ///
+    /// # Errors
+    /// A member that does not decode (typed args or metadata, a hex key, a partition count or
+    /// period bucket), naming it: the harness built the request, so it is the harness's bug.
+    pub fn of_job(job: &Job) -> Result<Self, String> {
+        let bytes = |hex: &Option<String>, what: &str| {
+            hex.as_deref()
+                .map(|h| {
+                    awa_conformance_vectors::from_hex(h)
+                        .ok_or_else(|| format!("job.{what} is not lowercase hex"))
+                })
+                .transpose()
+        };
+        let args = awa_conformance_vectors::decode_typed(&job.args, "job.args")?;
+        let text = |v: &core::Value, what: &str| {
+            core::canonical_json(v)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| format!("job.{what} has no canonical JSON text"))
+        };
+        let ordering_key = bytes(&job.ordering_key_hex, "ordering_key_hex")?;
+        let queue = match &job.partition {
+            None => job.queue.clone(),
+            Some(p) => {
+                let key = awa_conformance_vectors::from_hex(&p.key_hex)
+                    .ok_or("job.partition.key_hex is not lowercase hex")?;
+                let n = core::Partitions::new(i64::from(p.partitions))
+                    .map_err(|e| format!("job.partition.partitions: {e}"))?;
+                core::physical_queue_name(&job.queue, core::partition_for_ordering_key(&key, n))
+            }
+        };
+        let unique_key = match &job.unique {
+            None => None,
+            Some(u) => {
+                let bucket = u
+                    .period_bucket
+                    .as_deref()
+                    .map(str::parse::<i64>)
+                    .transpose()
+                    .map_err(|e| format!("job.unique.period_bucket: {e}"))?;
+                let key = core::unique_key(
+                    &job.kind,
+                    u.by_queue.then_some(queue.as_str()),
+                    u.by_args.then_some(&args),
+                    bucket,
+                )
+                .map_err(|e| format!("job.unique: {e}"))?;
+                Some(key.to_vec())
+            }
+        };
+        let defaults = Self::new(&job.kind, &queue);
+        Ok(Self {
+            args: text(&args, "args")?,
+            priority: job.priority.unwrap_or(defaults.priority),
+            max_attempts: job.max_attempts().unwrap_or(defaults.max_attempts),
+            run_at: job.run_at.clone(),
+            metadata: match job.metadata() {
+                Some(m) => text(
+                    &awa_conformance_vectors::decode_typed(m, "job.metadata")?,
+                    "metadata",
+                )?,
+                None => defaults.metadata.clone(),
+            },
+            tags: job.tags.clone(),
+            unique_key,
+            unique_states: job.unique_states.clone(),
+            ordering_key,
+            concurrency_key: bytes(&job.concurrency_key_hex, "concurrency_key_hex")?,
+            opts: job.opts.to_string(),
+            ..defaults
+        })
+    }
+
     /// The ordering and concurrency keys.
     #[must_use]
     pub fn keys(mut self, ordering: Option<&[u8]>, concurrency: Option<&[u8]>) -> Self {
@@ -211,6 +382,85 @@ impl InsertJob {
             &self.ordering_key,
             &self.concurrency_key,
             &self.opts,
+        ]
+    }
+}
+
+impl InsertJob {
+    /// This request's columns of a `bulk_staging` row (docs/contract.md §14) as COPY text, in
+    /// `bulk_copy.sql`'s order (`None`: NULL): every parameter but `p_opts`, bound the way
+    /// [`InsertJob::params`] binds it.
+    #[must_use]
+    pub fn staged(&self) -> [Option<String>; 12] {
+        [
+            Some(self.kind.clone()),
+            Some(self.queue.clone()),
+            Some(self.args.clone()),
+            Some(self.priority.to_string()),
+            Some(self.max_attempts.to_string()),
+            self.run_at.clone(),
+            Some(self.metadata.clone()),
+            Some(text_array(&self.tags)),
+            self.unique_key.as_deref().map(bytea_text),
+            self.unique_states.clone(),
+            self.ordering_key.as_deref().map(bytea_text),
+            self.concurrency_key.as_deref().map(bytea_text),
+        ]
+    }
+}
+
+/// bytea input syntax (hex format).
+#[must_use]
+pub fn bytea_text(b: &[u8]) -> String {
+    format!("\\x{}", awa_conformance_vectors::to_hex(b))
+}
+
+/// A `text[]` literal with every element quoted.
+fn text_array(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
+        .collect();
+    format!("{{{}}}", quoted.join(","))
+}
+
+/// The payload a worker receives (docs/contract.md §15), in the one order the payload rule
+/// names a differing field and reports show them: what [`InsertJob::asks`] asks and
+/// [`Stored::payload`] reads back, each field once.
+pub const PAYLOAD_FIELDS: [&str; 8] = [
+    "kind",
+    "queue",
+    "args",
+    "priority",
+    "max_attempts",
+    "run_at",
+    "metadata",
+    "tags",
+];
+
+impl InsertJob {
+    /// The payload this call asks for, field by field in [`PAYLOAD_FIELDS`]' order, given what
+    /// the server made of its args, metadata and run_at (`asked`: jsonb texts and the UTC text
+    /// of `run_at`, if any) and the clock readings around the call (a request without
+    /// `run_at` runs at the moment it was enqueued).
+    #[must_use]
+    pub fn asks(&self, asked: Asked, clock: (&str, &str)) -> Vec<(&'static str, Want)> {
+        let (args, metadata, run_at) = asked;
+        vec![
+            ("kind", Want::Is(json!(self.kind))),
+            ("queue", Want::Is(json!(self.queue))),
+            ("args", Want::Is(json!(args))),
+            ("priority", Want::Is(json!(self.priority))),
+            ("max_attempts", Want::Is(json!(self.max_attempts))),
+            (
+                "run_at",
+                run_at.map_or_else(
+                    || Want::Between(clock.0.to_owned(), clock.1.to_owned()),
+                    |t| Want::Is(json!(t)),
+                ),
+            ),
+            ("metadata", Want::Is(json!(metadata))),
+            ("tags", Want::Is(json!(self.tags))),
         ]
     }
 }
@@ -378,22 +628,35 @@ impl Stored {
         })
     }
 
-    /// The JSON shown in reports.
+    /// The payload as stored, field by field in [`PAYLOAD_FIELDS`]' order (a NULL column is
+    /// JSON null): what the payload rule compares with what was asked.
+    #[must_use]
+    pub fn payload(&self) -> Vec<(&'static str, Json)> {
+        let r = &self.routing;
+        vec![
+            ("kind", json!(self.kind)),
+            ("queue", json!(r.queue)),
+            ("args", json!(self.args)),
+            ("priority", json!(r.priority)),
+            ("max_attempts", json!(self.max_attempts)),
+            ("run_at", json!(self.run_at)),
+            ("metadata", json!(self.metadata)),
+            ("tags", json!(self.tags)),
+        ]
+    }
+
+    /// The JSON shown in reports: the payload, the job id, its state and who enqueued it.
     #[must_use]
     pub fn to_json(&self) -> Json {
-        json!({
-            "job_id": self.routing.job_id,
-            "kind": self.kind,
-            "queue": self.routing.queue,
-            "args": self.args,
-            "priority": self.routing.priority,
-            "max_attempts": self.max_attempts,
-            "run_at": self.run_at,
-            "state": self.routing.state,
-            "metadata": self.metadata,
-            "tags": self.tags,
-            "enqueued_by": self.enqueued_by,
-        })
+        let mut o: serde_json::Map<String, Json> = self
+            .payload()
+            .into_iter()
+            .map(|(name, v)| (name.to_owned(), v))
+            .collect();
+        o.insert("job_id".to_owned(), json!(self.routing.job_id));
+        o.insert("state".to_owned(), json!(self.routing.state));
+        o.insert("enqueued_by".to_owned(), json!(self.enqueued_by));
+        Json::Object(o)
     }
 }
 
@@ -551,7 +814,7 @@ pub async fn read_many(
         &many,
         &read_sql_in(quoted_schema),
         ids,
-        10,
+        ROUTING_COLUMNS.len(),
         Routing::decode,
     )
     .await
@@ -573,7 +836,7 @@ pub async fn stored_many(
         &many,
         &stored_sql_in(quoted_schema),
         ids,
-        17,
+        STORED_COLUMNS.len(),
         Stored::decode,
     )
     .await

@@ -245,25 +245,27 @@ pub fn route_opts(route: &Route) -> Json {
     Json::Object(o)
 }
 
-/// When a stored job must run: as asked, or, for a request without `run_at`, at the moment
-/// it was enqueued (between a clock reading before the call and one after the answer).
-/// Times are UTC text to the microsecond (`YYYY-MM-DDTHH:MI:SS.ffffffZ`), which order as
-/// text as they do in time.
+/// What one payload field of a stored job must be: exactly a value, or, for a request without
+/// `run_at`, an instant inside the enqueue's window (between a clock reading before the call
+/// and one after the answer). Times are UTC text to the microsecond
+/// (`YYYY-MM-DDTHH:MI:SS.ffffffZ`), which order as text as they do in time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunAt {
-    /// Exactly this instant.
-    At(String),
-    /// No earlier than the first, no later than the second.
+pub enum Want {
+    /// Exactly this value.
+    Is(Json),
+    /// A time no earlier than the first, no later than the second.
     Between(String, String),
 }
 
-impl RunAt {
-    /// Whether `stored` satisfies this.
+impl Want {
+    /// Whether `stored` (the field as read back; null when the column is NULL) satisfies this.
     #[must_use]
-    pub fn admits(&self, stored: &str) -> bool {
+    pub fn admits(&self, stored: &Json) -> bool {
         match self {
-            Self::At(t) => t == stored,
-            Self::Between(from, to) => from.as_str() <= stored && stored <= to.as_str(),
+            Self::Is(v) => v == stored,
+            Self::Between(from, to) => stored
+                .as_str()
+                .is_some_and(|t| from.as_str() <= t && t <= to.as_str()),
         }
     }
 
@@ -271,7 +273,7 @@ impl RunAt {
     #[must_use]
     pub fn to_json(&self) -> Json {
         match self {
-            Self::At(t) => json!(t),
+            Self::Is(v) => v.clone(),
             Self::Between(from, to) => json!({"between": [from, to]}),
         }
     }
@@ -298,68 +300,41 @@ pub mod exercise {
 }
 
 /// What a stored job must hold besides its routing: the payload a worker receives (contract
-/// revision 1.2, ADR 0052; docs/contract.md §15 says what "stored as asked" means per field).
-/// `args` and `metadata` are jsonb's text of what was asked, as PostgreSQL itself makes it
+/// revision 1.2, ADR 0052; docs/contract.md §15 says what "stored as asked" means per field),
+/// field by field in the call layer's one order ([`super::call::PAYLOAD_FIELDS`]). `args`
+/// and `metadata` are jsonb's text of what was asked, as PostgreSQL itself makes it
 /// (`payload_asked.sql`), or the reference row's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Payload {
-    /// The kind, byte for byte.
-    pub kind: String,
-    /// The (physical) queue.
-    pub queue: String,
-    /// The args as jsonb text.
-    pub args: String,
-    /// The priority.
-    pub priority: i16,
-    /// The attempts allowed.
-    pub max_attempts: i16,
-    /// When it runs.
-    pub run_at: RunAt,
-    /// The metadata as jsonb text.
-    pub metadata: String,
-    /// The tags, in the order asked.
-    pub tags: Vec<String>,
+    /// Each field and what it must be.
+    pub fields: Vec<(&'static str, Want)>,
 }
 
 impl Payload {
     /// The payload `request` asks for, given what the server made of its args, metadata and
     /// run_at (`asked`: jsonb texts and the UTC text of `run_at`, if any) and the clock
-    /// readings around its call (for a defaulted `run_at`).
+    /// readings around its call (for a defaulted `run_at`): the call layer's
+    /// [`super::call::InsertJob::asks`].
     #[must_use]
     pub fn asked(
         request: &super::call::InsertJob,
         asked: super::call::Asked,
         clock: (&str, &str),
     ) -> Self {
-        let (args, metadata, run_at) = asked;
         Self {
-            kind: request.kind.clone(),
-            queue: request.queue.clone(),
-            args,
-            priority: request.priority,
-            max_attempts: request.max_attempts,
-            run_at: run_at.map_or_else(
-                || RunAt::Between(clock.0.to_owned(), clock.1.to_owned()),
-                RunAt::At,
-            ),
-            metadata,
-            tags: request.tags.clone(),
+            fields: request.asks(asked, clock),
         }
     }
 
     /// The JSON shown in reports.
     #[must_use]
     pub fn to_json(&self) -> Json {
-        json!({
-            "kind": self.kind,
-            "queue": self.queue,
-            "args": self.args,
-            "priority": self.priority,
-            "max_attempts": self.max_attempts,
-            "run_at": self.run_at.to_json(),
-            "metadata": self.metadata,
-            "tags": self.tags,
-        })
+        Json::Object(
+            self.fields
+                .iter()
+                .map(|(name, want)| ((*name).to_owned(), want.to_json()))
+                .collect(),
+        )
     }
 }
 

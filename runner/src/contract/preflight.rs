@@ -16,90 +16,10 @@ use std::sync::Arc;
 
 use tokio_postgres::{Client, Row};
 
+use super::call::{INSERT_JOB_ARG_NAMES, INSERT_JOB_ARG_TYPES, RESULT_COLUMNS};
 use super::target::{DbSetup, PreflightError, CONTRACT_REVISION_CAPABILITY};
 use crate::pg::{Pg, PgError, SchemaName};
 use awa_conformance_core::CONTRACT_VERSION;
-
-/// D7 argument names of `insert_job`, in order.
-pub const INSERT_JOB_ARG_NAMES: [&str; 13] = [
-    "p_kind",
-    "p_queue",
-    "p_args",
-    "p_priority",
-    "p_max_attempts",
-    "p_run_at",
-    "p_metadata",
-    "p_tags",
-    "p_unique_key",
-    "p_unique_states",
-    "p_ordering_key",
-    "p_concurrency_key",
-    "p_opts",
-];
-
-/// D7 argument types (`format_type`, typmods are not stored for arguments).
-pub const INSERT_JOB_ARG_TYPES: [&str; 13] = [
-    "text",
-    "text",
-    "jsonb",
-    "smallint",
-    "smallint",
-    "timestamp with time zone",
-    "jsonb",
-    "text[]",
-    "bytea",
-    "bit varying",
-    "bytea",
-    "bytea",
-    "jsonb",
-];
-
-/// D7 `insert_job_result` columns.
-pub const RESULT_COLUMNS: [(&str, &str); 8] = [
-    ("job_id", "bigint"),
-    ("queue", "text"),
-    ("state", "text"),
-    ("priority", "smallint"),
-    ("enqueue_shard", "smallint"),
-    ("route_source", "text"),
-    ("concurrency_digest", "bytea"),
-    ("unique_key", "bytea"),
-];
-
-/// `job_stored_row` columns (contract revision 1.2, ADR 0052).
-pub const STORED_COLUMNS: [(&str, &str); 17] = [
-    ("job_id", "bigint"),
-    ("kind", "text"),
-    ("queue", "text"),
-    ("args", "text"),
-    ("priority", "smallint"),
-    ("max_attempts", "smallint"),
-    ("run_at", "timestamp with time zone"),
-    ("state", "text"),
-    ("metadata", "text"),
-    ("tags", "text[]"),
-    ("enqueue_shard", "smallint"),
-    ("route_source", "text"),
-    ("concurrency_digest", "bytea"),
-    ("ordering_key_digest", "bytea"),
-    ("unique_key", "bytea"),
-    ("unique_states", "text"),
-    ("enqueued_by", "text"),
-];
-
-/// D7 `job_routing_row` columns.
-pub const ROUTING_COLUMNS: [(&str, &str); 10] = [
-    ("job_id", "bigint"),
-    ("queue", "text"),
-    ("state", "text"),
-    ("priority", "smallint"),
-    ("enqueue_shard", "smallint"),
-    ("route_source", "text"),
-    ("concurrency_digest", "bytea"),
-    ("ordering_key_digest", "bytea"),
-    ("unique_key", "bytea"),
-    ("unique_states", "text"),
-];
 
 /// `name type` pairs as a signature shows them, for a mismatch message.
 pub fn pair_list(names: &[String], types: &[String]) -> String {

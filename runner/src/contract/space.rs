@@ -16,6 +16,7 @@ use serde_json::{json, Value as Json};
 
 use super::call::InsertJob;
 use super::expect::exercise;
+use crate::protocol::Job;
 
 /// A payload member of a request with input classes here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -131,10 +132,32 @@ impl Class {
         String::from_utf8(awa_conformance_core::canonical_json(&value).ok()?).ok()
     }
 
-    /// Put this class's value into `call`, whose queue is the case's own (a queue class
-    /// derives its queue from it). A metadata class whose typed form does not decode leaves
-    /// the metadata as it was; `every_metadata_class_has_its_text` rules that out.
-    pub fn apply(&self, call: &mut InsertJob) {
+    /// Put this class's value into the logical request `job` (what a producer is sent, and,
+    /// through [`InsertJob::of_job`], the reference call), whose queue is the case's own (a
+    /// queue class derives its queue from it).
+    pub fn apply(&self, job: &mut Job) {
+        match &self.sent {
+            Sent::Kind(k) => k.clone_into(&mut job.kind),
+            Sent::Queue(shape) => job.queue = shape.queue(&job.queue),
+            Sent::Priority(p) => job.priority = Some(*p),
+            Sent::MaxAttempts(m) => {
+                job.fields_3
+                    .get_or_insert_with(Default::default)
+                    .max_attempts = Some(*m)
+            }
+            Sent::RunAt(t) => job.run_at = Some((*t).to_owned()),
+            Sent::Tags(t) => t.clone_into(&mut job.tags),
+            Sent::Metadata(typed) => {
+                job.fields_3.get_or_insert_with(Default::default).metadata = Some(typed.clone());
+            }
+        }
+    }
+
+    /// Put this class's value into a bound call the SQL engines built themselves (their args
+    /// and metadata texts hold what the typed form cannot say, such as 2^96 or `1.50`), as
+    /// [`InsertJob::of_job`] binds it. A metadata class whose typed form does not decode
+    /// leaves the metadata as it was; `every_metadata_class_has_its_text` rules that out.
+    pub fn apply_call(&self, call: &mut InsertJob) {
         match &self.sent {
             Sent::Kind(k) => k.clone_into(&mut call.kind),
             Sent::Queue(shape) => call.queue = shape.queue(&call.queue),
@@ -570,5 +593,23 @@ mod tests {
             class("metadata.empty").and_then(|c| c.metadata_text()),
             Some("{}".to_owned())
         );
+    }
+
+    #[test]
+    fn a_class_binds_the_same_call_through_the_request_as_applied_to_the_call() {
+        // The two ways a class reaches the database (a producer's request converted by the
+        // one conversion, and the SQL engines' own call) must bind the same parameters.
+        let plain = Job::plain(
+            KIND,
+            "awa_conformance_0_q",
+            json!({"type": "object", "value": []}),
+        );
+        for c in classes() {
+            let mut job = plain.clone();
+            c.apply(&mut job);
+            let mut call = InsertJob::of_job(&plain).unwrap_or_else(|e| panic!("{e}"));
+            c.apply_call(&mut call);
+            assert_eq!(InsertJob::of_job(&job), Ok(call), "{}", c.id);
+        }
     }
 }

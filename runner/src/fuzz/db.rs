@@ -334,7 +334,7 @@ impl DbTarget {
         // edge the suites send one at a time.
         let class = space::stored_class(g.case);
         if let Some(class) = class {
-            class.apply(&mut request);
+            class.apply_call(&mut request);
         }
         let (mut asked, from) =
             call::asked_with(client, &st.asked, std::slice::from_ref(&request)).await?;

@@ -12,6 +12,7 @@ use serde_json::{json, Value as Json};
 use super::SUITE;
 use crate::contract::expect;
 use crate::contract::expect::exercise::{KIND, MAX_ATTEMPTS, PRIORITY, RUN_AT, RUN_AT_UTC, TAGS};
+use crate::protocol::{Job, JobFields3};
 
 /// The widths every ordering / concurrency key is enqueued at.
 pub const KEY_WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
@@ -116,44 +117,36 @@ pub enum Kind {
     Field(Box<crate::contract::space::Class>),
 }
 
-/// What a payload case sends: fields a careless producer changes, drops or adds.
+/// What a payload case sends: a request whose members a careless producer changes, drops or
+/// adds. The reference call is the request's one conversion (`InsertJob::of_job`), so a
+/// member is named here only in the request.
 #[derive(Debug, Clone)]
 pub struct PayloadCase {
-    /// The kind.
-    pub kind: String,
-    /// The args: typed form, core value and canonical JSON text (what the job must hold).
-    pub args: Option<(Json, Value, String)>,
+    /// The request: kind, args (typed form), tags, priority, run_at, and protocol 3's
+    /// metadata and max_attempts; its queue is the case's own, set by the plan.
+    pub job: Job,
     /// Whether the job is unique by queue and args (its key hashes the canonical args).
     pub unique: bool,
-    /// The tags.
-    pub tags: Vec<String>,
-    /// The priority, or the default.
-    pub priority: Option<i16>,
-    /// The run_at, or now.
-    pub run_at: Option<String>,
-    /// The metadata: typed form and canonical JSON text (protocol 3).
-    pub metadata: Option<(Json, String)>,
-    /// The max_attempts (protocol 3).
-    pub max_attempts: Option<i16>,
     /// One stored input class of another member, sent on top of the rest (docs/contract.md
     /// §16): the producer fuzzer's draw, so generated args travel with each field's edges.
     pub class: Option<Box<crate::contract::space::Class>>,
 }
 
 impl PayloadCase {
-    /// A job of `kind` that asks for nothing else: every field its default.
+    /// A job of `kind` that asks for nothing else: every member its default.
     fn defaults(kind: &str) -> Self {
         Self {
-            kind: kind.to_owned(),
-            args: None,
+            job: Job::plain(kind, "", json!({"type": "object", "value": []})),
             unique: false,
-            tags: Vec::new(),
-            priority: None,
-            run_at: None,
-            metadata: None,
-            max_attempts: None,
             class: None,
         }
+    }
+
+    /// These defaults with `set` applied to the request.
+    fn with(kind: &str, set: impl FnOnce(&mut Job)) -> Self {
+        let mut p = Self::defaults(kind);
+        set(&mut p.job);
+        p
     }
 }
 
@@ -172,12 +165,13 @@ fn metadata_typed() -> Json {
 
 /// The args of a payload case built on canonical_json vector `value`: `{"v": value}`, so that
 /// every producer (including those whose SDK takes only objects) can send it; `None` when
-/// the wrapped value is past the contract's depth (a 128-deep vector).
-fn wrapped_args(typed: &Json, value: &Value) -> Option<(Json, Value, String)> {
+/// the wrapped value is past the contract's depth (a 128-deep vector). With it, its canonical
+/// JSON text.
+fn wrapped_args(typed: &Json, value: &Value) -> Option<(Json, String)> {
     let wrapped = Value::Object(vec![("v".to_owned(), value.clone())]);
     let text = String::from_utf8(core::canonical_json(&wrapped).ok()?).ok()?;
     let typed = json!({"type": "object", "value": [["v", typed]]});
-    Some((typed, wrapped, text))
+    Some((typed, text))
 }
 
 /// The payload cases: every canonical_json vector as args (with and without a unique key),
@@ -202,16 +196,15 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
             };
             // jsonb cannot hold U+0000: such args are refused by PostgreSQL's own jsonb input
             // (22P05), which `sql::payload::*` checks; no producer can store them.
-            if args.2.contains(r"\u0000") {
+            if args.1.contains(r"\u0000") {
                 continue;
             }
-            let payload = PayloadCase {
-                args: Some(args),
-                tags: TAGS.iter().map(|t| (*t).to_owned()).collect(),
-                priority: Some(PRIORITY),
-                run_at: (n % 2 == 0).then(|| RUN_AT_UTC.to_owned()),
-                ..PayloadCase::defaults(KIND)
-            };
+            let payload = PayloadCase::with(KIND, |job| {
+                job.args = args.0;
+                job.tags = TAGS.iter().map(|t| (*t).to_owned()).collect();
+                job.priority = Some(PRIORITY);
+                job.run_at = (n % 2 == 0).then(|| RUN_AT_UTC.to_owned());
+            });
             n += 1;
             for unique in [false, true] {
                 let rest: Vec<String> = if unique {
@@ -247,12 +240,13 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
             }
         }
     }
-    let meta = metadata_typed();
-    let meta_text = awa_conformance_vectors::decode_typed(&meta, "metadata")
-        .ok()
-        .and_then(|m| core::canonical_json(&m).ok())
-        .and_then(|b| String::from_utf8(b).ok());
-    let mut fixed = vec![
+    let fields = |metadata: Option<Json>, max_attempts: Option<i16>| {
+        Some(JobFields3 {
+            metadata,
+            max_attempts,
+        })
+    };
+    let fixed = vec![
         (
             "defaults",
             "every field absent: each default is stored",
@@ -261,48 +255,37 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
         (
             "max_attempts",
             "max_attempts 7 (protocol 3)",
-            PayloadCase {
-                max_attempts: Some(MAX_ATTEMPTS),
-                ..PayloadCase::defaults(KIND)
-            },
+            PayloadCase::with(KIND, |job| job.fields_3 = fields(None, Some(MAX_ATTEMPTS))),
         ),
         (
             "run_at_offset",
             "a run_at with a +05:30 offset and microseconds (protocol 3): the same instant",
-            PayloadCase {
-                run_at: Some(RUN_AT.to_owned()),
-                ..PayloadCase::defaults(KIND)
-            },
+            PayloadCase::with(KIND, |job| job.run_at = Some(RUN_AT.to_owned())),
         ),
-    ];
-    if let Some(text) = meta_text {
-        let m = Some((meta, text));
-        fixed.push((
+        (
             "metadata",
             "metadata with a null, an integer beyond i64, a float and non-ASCII text (protocol 3)",
-            PayloadCase {
-                metadata: m.clone(),
-                ..PayloadCase::defaults(KIND)
-            },
-        ));
-        fixed.push((
+            PayloadCase::with(KIND, |job| {
+                job.fields_3 = fields(Some(metadata_typed()), None);
+            }),
+        ),
+        (
             "all",
             "every field at once, unique by queue and args (protocol 3)",
             PayloadCase {
-                args: wrapped_args(
-                    &json!({"type": "string", "value": "all"}),
-                    &Value::String("all".to_owned()),
-                ),
                 unique: true,
-                tags: TAGS.iter().map(|t| (*t).to_owned()).collect(),
-                priority: Some(PRIORITY),
-                run_at: Some(RUN_AT.to_owned()),
-                metadata: m,
-                max_attempts: Some(MAX_ATTEMPTS),
-                ..PayloadCase::defaults(KIND)
+                ..PayloadCase::with(KIND, |job| {
+                    job.args = json!({"type": "object", "value": [
+                        ["v", {"type": "string", "value": "all"}]
+                    ]});
+                    job.tags = TAGS.iter().map(|t| (*t).to_owned()).collect();
+                    job.priority = Some(PRIORITY);
+                    job.run_at = Some(RUN_AT.to_owned());
+                    job.fields_3 = fields(Some(metadata_typed()), Some(MAX_ATTEMPTS));
+                })
             },
-        ));
-    }
+        ),
+    ];
     for (id, description, payload) in fixed {
         out.push(Case {
             name: name(PAYLOAD_FAMILY, id, &[]),

@@ -14,7 +14,7 @@ use crate::contract::call::InsertJob;
 use crate::contract::expect::{self, Expectation};
 use crate::contract::features::Feature;
 use crate::contract::judge;
-use crate::contract::space::{Class, Expect, Sent};
+use crate::contract::space::Expect;
 use crate::outcome::CaseFailure;
 use crate::protocol::{Job, PartitionInputs, UniqueInputs};
 
@@ -177,18 +177,54 @@ pub struct Plan {
     pub lock: Option<(i32, i32)>,
 }
 
+impl Step {
+    /// A step sending `job`, whose reference call is its one conversion
+    /// ([`InsertJob::of_job`]): the producer and the reference get the same logical request.
+    ///
+    /// # Errors
+    /// A harness error when the request does not convert (the case built it).
+    pub fn of(job: Job, outcome: Outcome) -> Result<Self, CaseFailure> {
+        let call = call_of(&job)?;
+        Ok(Self { job, call, outcome })
+    }
+}
+
+/// The reference call of `job` ([`InsertJob::of_job`]); a request that does not convert is
+/// the harness's bug.
+fn call_of(job: &Job) -> Result<InsertJob, CaseFailure> {
+    InsertJob::of_job(job).map_err(|e| CaseFailure::harness(format!("the case's request: {e}")))
+}
+
 impl Plan {
-    /// One enqueue on a queue without a `queue_meta` row, which must be stored as `want`.
-    fn stored(job: Job, call: InsertJob, want: Expectation) -> Self {
+    /// One step on a queue without a `queue_meta` row.
+    fn one(step: Step) -> Self {
         Self {
             widths: Vec::new(),
-            steps: vec![Step {
-                job,
-                call,
-                outcome: Outcome::Stored(Box::new(want)),
-            }],
+            steps: vec![step],
             lock: None,
         }
+    }
+
+    /// One enqueue of `job` on a queue without a `queue_meta` row, which must be stored as
+    /// `want`.
+    fn stored(job: Job, want: Expectation) -> Result<Self, CaseFailure> {
+        Ok(Self::one(Step::of(job, Outcome::Stored(Box::new(want)))?))
+    }
+
+    /// One enqueue of `job`, stored with the state and priority its reference call asks for
+    /// (a case whose request sets them field by field: payload and field classes).
+    fn stored_as_asked(job: Job, want: Expectation) -> Result<Self, CaseFailure> {
+        let call = call_of(&job)?;
+        let want = Expectation {
+            state: call.expected_state(),
+            priority: call.priority,
+            ..want
+        };
+        Ok(Self::one(Step {
+            job,
+            call,
+            outcome: Outcome::Stored(Box::new(want)),
+        }))
     }
 }
 
@@ -202,11 +238,6 @@ pub fn typed_empty_object() -> Json {
 #[must_use]
 pub fn base_job(queue: &str) -> Job {
     Job::plain(PROBE_KIND, queue, typed_empty_object())
-}
-
-/// The reference call of a probe job on `queue`: the contract defaults.
-fn base_call(queue: &str) -> InsertJob {
-    InsertJob::new(PROBE_KIND, queue)
 }
 
 /// A case's width as the core's type; an invalid one is the harness's bug, never width 1.
@@ -257,6 +288,9 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
         }),
         Kind::Unique(u) => {
             let queue = u.by_queue.then_some(q.as_str());
+            // The expectation is the vector's (its own key and intermediates) unless the
+            // run-scoped queue is hashed; the reference call computes its key from the
+            // request's inputs, so the two meet only when both are right.
             let key = if u.by_queue {
                 core::unique_key(&u.kind, queue, u.args.as_ref(), u.period_bucket)
                     .map_err(|e| core_err("the unique key of the case's queue", &e))?
@@ -279,16 +313,8 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 period_bucket: u.period_bucket.map(|p| p.to_string()),
             });
             job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
-            let mut call = base_call(&q);
-            call.kind.clone_from(&u.kind);
-            // The args as the contract's canonical JSON: what the job must hold (ADR 0052).
-            if let Some(c) = &u.canonical_args {
-                call.args = String::from_utf8_lossy(c).into_owned();
-            }
-            call.unique_key = Some(key.clone());
-            call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
             let mut want = expected(&q, 1, ROTOR, None)?;
-            want.unique_key = Some(key.clone());
+            want.unique_key = Some(key);
             want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
             want.unique_intermediates = Some((u.canonical_args.clone(), preimage));
             want.unique_near_misses =
@@ -300,7 +326,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             let lock = (!u.by_queue).then_some((GLOBAL_KEY_LOCK, 0));
             Ok(Plan {
                 lock,
-                ..Plan::stored(job, call, want)
+                ..Plan::stored(job, want)?
             })
         }
         Kind::States {
@@ -308,7 +334,7 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             bits,
             scheduled,
         } => {
-            let (job, call, want) = unique_probe(&q, bits, *scheduled)?;
+            let (job, want) = unique_probe(&q, bits, *scheduled)?;
             let first = if *scheduled { "scheduled" } else { "available" };
             let second = if expect::claims(*mask, first) {
                 Outcome::Refused(judge::Refusal::Duplicate)
@@ -318,16 +344,8 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             Ok(Plan {
                 widths: Vec::new(),
                 steps: vec![
-                    Step {
-                        job: job.clone(),
-                        call: call.clone(),
-                        outcome: Outcome::Stored(Box::new(want)),
-                    },
-                    Step {
-                        job,
-                        call,
-                        outcome: second,
-                    },
+                    Step::of(job.clone(), Outcome::Stored(Box::new(want)))?,
+                    Step::of(job, second)?,
                 ],
                 lock: None,
             })
@@ -338,6 +356,8 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             partition,
             unique,
         } => {
+            // The physical queue is the vector's; the reference call derives its own from
+            // the request's partition inputs (§13).
             let physical = core::physical_queue_name(&q, *partition);
             let mut job = base_job(&q);
             job.priority = Some(3);
@@ -346,85 +366,43 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 key_hex: hex(key),
                 partitions: *partitions,
             });
-            let mut call = base_call(&physical);
-            call.priority = 3;
-            call.ordering_key = Some(key.clone());
             let route = core::route(width(1)?, Some(key), None)
                 .map_err(|e| core_err("the route of the partition key", &e))?;
             let mut want = expected(&physical, 1, route, Some(key))?;
             want.priority = 3;
             if *unique {
                 // By queue: the key hashes the physical queue, never the logical one (§13).
-                unique_by_queue(&mut job, &mut call, &mut want, (&physical, &q), None)?;
+                unique_by_queue(&mut job, &mut want, (&physical, &q), false)?;
             }
-            Ok(Plan::stored(job, call, want))
+            Plan::stored(job, want)
         }
         Kind::Payload(p) => {
-            let mut job = base_job(&q);
-            let mut call = base_call(&q);
-            job.kind.clone_from(&p.kind);
-            call.kind.clone_from(&p.kind);
-            if let Some((typed, _, text)) = &p.args {
-                job.args = typed.clone();
-                call.args.clone_from(text);
-            }
-            job.tags.clone_from(&p.tags);
-            call.tags.clone_from(&p.tags);
-            job.priority = p.priority;
-            call.priority = p.priority.unwrap_or(call.priority);
-            job.run_at.clone_from(&p.run_at);
-            call.run_at.clone_from(&p.run_at);
-            let fields = job.fields_3.get_or_insert_with(Default::default);
-            if let Some((typed, text)) = &p.metadata {
-                fields.metadata = Some(typed.clone());
-                call.metadata.clone_from(text);
-            }
-            fields.max_attempts = p.max_attempts;
-            call.max_attempts = p.max_attempts.unwrap_or(call.max_attempts);
+            let mut job = p.job.clone();
+            job.queue.clone_from(&q);
             // A stored class of another member on top (the producer fuzzer's draw): the
             // request and the expectation follow what it sends, the queue included.
             if let Some(class) = &p.class {
-                class.apply(&mut call);
-                field_job(class, &mut job);
-                job.queue.clone_from(&call.queue);
+                class.apply(&mut job);
             }
-            let stored_on = call.queue.clone();
+            let stored_on = job.queue.clone();
             let mut want = expected(&stored_on, 1, ROTOR, None)?;
-            want.state = crate::contract::call::initial_state(call.run_at.is_some());
-            want.priority = call.priority;
             if p.unique {
-                let args = p.args.as_ref().map(|(_, v, _)| v);
-                unique_by_queue(
-                    &mut job,
-                    &mut call,
-                    &mut want,
-                    (&stored_on, &stored_on),
-                    args,
-                )?;
+                unique_by_queue(&mut job, &mut want, (&stored_on, &stored_on), true)?;
             }
-            Ok(Plan::stored(job, call, want))
+            Plan::stored_as_asked(job, want)
         }
         Kind::Field(class) => {
-            let mut call = base_call(&q);
-            class.apply(&mut call);
-            let mut job = base_job(&call.queue);
-            field_job(class, &mut job);
+            let mut job = base_job(&q);
+            class.apply(&mut job);
             match class.expect {
                 Expect::Stored => {
-                    let mut want = expected(&call.queue, 1, ROTOR, None)?;
-                    want.state = crate::contract::call::initial_state(call.run_at.is_some());
-                    want.priority = call.priority;
-                    Ok(Plan::stored(job, call, want))
+                    let want = expected(&job.queue, 1, ROTOR, None)?;
+                    Plan::stored_as_asked(job, want)
                 }
-                Expect::Refused(_) => Ok(Plan {
-                    widths: Vec::new(),
-                    steps: vec![Step {
-                        job,
-                        call,
-                        outcome: Outcome::Refused(judge::Refusal::OutOfDomain),
-                    }],
-                    lock: None,
-                }),
+                Expect::Refused(_) => Ok(Plan::one(Step::of(
+                    job,
+                    Outcome::Refused(judge::Refusal::OutOfDomain),
+                )?)),
             }
         }
         // A bulk case is one batch, run by `Session::run_bulk`, never by steps.
@@ -434,53 +412,34 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
             lock: None,
         }),
         Kind::Refusal(kind) => {
-            let long = vec![0xabu8; core::MAX_KEY_LEN + 1];
-            let refused = |job: Job, call: InsertJob| Step {
-                job,
-                call,
-                outcome: Outcome::Refused(kind.refusal()),
+            let long = hex(&vec![0xabu8; core::MAX_KEY_LEN + 1]);
+            let refused = |job: Job| Step::of(job, Outcome::Refused(kind.refusal()));
+            let keyed = |ordering: Option<String>, concurrency: Option<String>| {
+                let mut job = base_job(&q);
+                job.ordering_key_hex = ordering;
+                job.concurrency_key_hex = concurrency;
+                refused(job)
             };
             let steps = match kind {
                 RefusalKind::Duplicate => {
-                    let (job, call, want) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
+                    let (job, want) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
                     vec![
-                        Step {
-                            job: job.clone(),
-                            call: call.clone(),
-                            outcome: Outcome::Stored(Box::new(want)),
-                        },
-                        refused(job, call),
+                        Step::of(job.clone(), Outcome::Stored(Box::new(want)))?,
+                        refused(job)?,
                     ]
                 }
-                RefusalKind::OrderingKeyTooLong => {
-                    let mut job = base_job(&q);
-                    job.ordering_key_hex = Some(hex(&long));
-                    let mut call = base_call(&q);
-                    call.ordering_key = Some(long);
-                    vec![refused(job, call)]
-                }
-                RefusalKind::ConcurrencyKeyTooLong => {
-                    let mut job = base_job(&q);
-                    job.concurrency_key_hex = Some(hex(&long));
-                    let mut call = base_call(&q);
-                    call.concurrency_key = Some(long);
-                    vec![refused(job, call)]
-                }
+                RefusalKind::OrderingKeyTooLong => vec![keyed(Some(long), None)?],
+                RefusalKind::ConcurrencyKeyTooLong => vec![keyed(None, Some(long))?],
                 RefusalKind::Keys {
                     ordering_key,
                     concurrency_key,
-                } => {
-                    let mut job = base_job(&q);
-                    job.ordering_key_hex = ordering_key.as_deref().map(hex);
-                    job.concurrency_key_hex = concurrency_key.as_deref().map(hex);
-                    let mut call = base_call(&q);
-                    call.ordering_key.clone_from(ordering_key);
-                    call.concurrency_key.clone_from(concurrency_key);
-                    vec![refused(job, call)]
-                }
+                } => vec![keyed(
+                    ordering_key.as_deref().map(hex),
+                    concurrency_key.as_deref().map(hex),
+                )?],
                 RefusalKind::UniqueStates(bits) => {
-                    let (job, call, _) = unique_probe(&q, bits, false)?;
-                    vec![refused(job, call)]
+                    let (job, _) = unique_probe(&q, bits, false)?;
+                    vec![refused(job)?]
                 }
             };
             Ok(Plan {
@@ -488,26 +447,6 @@ fn plan(case: &Case, scope: &str) -> Result<Plan, CaseFailure> {
                 steps,
                 lock: None,
             })
-        }
-    }
-}
-
-/// The request a producer is sent for a field class: the class's value in its member (the
-/// queue is already the class's, from the reference call).
-fn field_job(class: &Class, job: &mut Job) {
-    match &class.sent {
-        Sent::Kind(k) => k.clone_into(&mut job.kind),
-        Sent::Queue(_) => {}
-        Sent::Priority(p) => job.priority = Some(*p),
-        Sent::MaxAttempts(m) => {
-            job.fields_3
-                .get_or_insert_with(Default::default)
-                .max_attempts = Some(*m);
-        }
-        Sent::RunAt(t) => job.run_at = Some((*t).to_owned()),
-        Sent::Tags(t) => t.clone_into(&mut job.tags),
-        Sent::Metadata(typed) => {
-            job.fields_3.get_or_insert_with(Default::default).metadata = Some(typed.clone());
         }
     }
 }
@@ -521,36 +460,40 @@ pub fn route_step(q: &str, r: &cases::RouteCase) -> Result<Step, CaseFailure> {
     let mut job = base_job(q);
     job.ordering_key_hex = r.ordering_key.as_deref().map(hex);
     job.concurrency_key_hex = r.concurrency_key.as_deref().map(hex);
-    let mut call = base_call(q);
-    call.ordering_key.clone_from(&r.ordering_key);
-    call.concurrency_key.clone_from(&r.concurrency_key);
-    Ok(Step {
+    Step::of(
         job,
-        call,
-        outcome: Outcome::Stored(Box::new(expected(
+        Outcome::Stored(Box::new(expected(
             q,
             w,
             r.route,
             r.ordering_key.as_deref(),
         )?)),
-    })
+    )
 }
 
-/// Make `job` unique by queue (and by `args` when given), with the released default states:
-/// the key hashes `queues.0`, the queue the job is stored on (for a partitioned job the
-/// physical queue, never the logical `queues.1`); `want` expects that key, its intermediates,
+/// Make `job` unique by queue (and by its args when `by_args`), with the released default
+/// states: `want` expects the key that hashes `queues.0`, the queue the job is stored on (for
+/// a partitioned job the physical queue, never the logical `queues.1`), its intermediates,
 /// and names the near misses.
 ///
 /// # Errors
 /// A harness error when the core cannot compute the key.
 fn unique_by_queue(
     job: &mut Job,
-    call: &mut InsertJob,
     want: &mut Expectation,
     queues: (&str, &str),
-    args: Option<&core::Value>,
+    by_args: bool,
 ) -> Result<(), CaseFailure> {
     let (stored_on, logical) = queues;
+    let args = if by_args {
+        Some(
+            awa_conformance_vectors::decode_typed(&job.args, "args")
+                .map_err(|e| CaseFailure::harness(format!("the case's args: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let args = args.as_ref();
     let key = core::unique_key(&job.kind, Some(stored_on), args, None)
         .map_err(|e| core_err("the case's unique key", &e))?
         .to_vec();
@@ -564,12 +507,10 @@ fn unique_by_queue(
     };
     job.unique = Some(UniqueInputs {
         by_queue: true,
-        by_args: args.is_some(),
+        by_args,
         period_bucket: None,
     });
     job.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
-    call.unique_key = Some(key.clone());
-    call.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
     want.unique_key = Some(key);
     want.unique_states = Some(UNIQUE_KEY_STATES.to_owned());
     want.unique_intermediates = Some((canonical, preimage));
@@ -586,7 +527,8 @@ fn unique_by_queue(
     Ok(())
 }
 
-/// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not.
+/// A unique job on `q` (by queue and args) with `bits` as its states, scheduled or not, and
+/// what it must be stored as.
 ///
 /// # Errors
 /// A harness error when the core cannot compute the probe's key.
@@ -594,7 +536,7 @@ pub fn unique_probe(
     q: &str,
     bits: &str,
     scheduled: bool,
-) -> Result<(Job, InsertJob, Expectation), CaseFailure> {
+) -> Result<(Job, Expectation), CaseFailure> {
     let args = core::Value::Object(Vec::new());
     let key = core::unique_key(PROBE_KIND, Some(q), Some(&args), None)
         .map_err(|e| core_err("the probe's unique key", &e))?
@@ -607,10 +549,6 @@ pub fn unique_probe(
     });
     job.unique_states = Some(bits.to_owned());
     job.run_at = scheduled.then(|| FUTURE.to_owned());
-    let mut call = base_call(q);
-    call.unique_key = Some(key.clone());
-    call.unique_states = Some(bits.to_owned());
-    call.run_at.clone_from(&job.run_at);
     let mut want = expected(q, 1, ROTOR, None)?;
     want.state = if scheduled { "scheduled" } else { "available" };
     want.unique_key = Some(key);
@@ -620,5 +558,5 @@ pub fn unique_probe(
         core::unique_key_preimage(PROBE_KIND, Some(q), Some(&args), None)
             .map_err(|e| core_err("the probe's pre-image", &e))?,
     ));
-    Ok((job, call, want))
+    Ok((job, want))
 }

@@ -113,7 +113,7 @@ impl Session {
                 Ok(Verdict::Passed)
             }
             BulkCase::UniqueConflict => {
-                let (dup, _, _) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
+                let (dup, _) = unique_probe(&q, UNIQUE_KEY_STATES, false)?;
                 let jobs = vec![base_job(&q), dup.clone(), dup];
                 let reply = timed(inner, Phase::Producer, |i| self.ask_bulk(i, case, jobs))?;
                 if let Err(verdict) = answer::bulk_conflict(reply)? {

@@ -19,9 +19,8 @@ use serde_json::json;
 use tokio_postgres::Client;
 
 use super::case::{query_fail, rolled_back, Case};
-use crate::contract::preflight::{
-    columns_match, pair_list, procs, return_columns, ROUTING_COLUMNS, STORED_COLUMNS,
-};
+use crate::contract::call::{ROUTING_COLUMNS, STORED_COLUMNS};
+use crate::contract::preflight::{columns_match, pair_list, procs, return_columns};
 use crate::contract::target::DbSetup;
 use crate::outcome::{CaseFailure, Verdict};
 use crate::pg::quote_ident;

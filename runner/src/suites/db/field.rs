@@ -33,7 +33,7 @@ pub(super) fn cases() -> Vec<Case> {
 fn check(db: &Arc<DbSetup>, class: &Class) -> Result<Verdict, CaseFailure> {
     rolled_back(db, async |client| {
         let mut req = InsertJob::new(space::KIND, &unique_name(db));
-        class.apply(&mut req);
+        class.apply_call(&mut req);
         let what = format!("{} ({})", class.id, class.what);
         match class.expect {
             Expect::Stored => {

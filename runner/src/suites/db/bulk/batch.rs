@@ -10,6 +10,7 @@ use futures_util::SinkExt;
 use serde_json::json;
 use tokio_postgres::Client;
 
+use crate::contract::call::bytea_text;
 use crate::contract::judge::{rejection, Member, Rejection};
 use crate::contract::target::DbSetup;
 use crate::outcome::CaseFailure;
@@ -57,44 +58,19 @@ fn field(out: &mut String, value: Option<&str>) {
     }
 }
 
-/// bytea input syntax (hex format).
-fn bytea(b: Option<&[u8]>) -> Option<String> {
-    b.map(|b| format!("\\x{}", hex(b)))
-}
-
-/// A `text[]` literal with every element quoted.
-fn text_array(items: &[String]) -> String {
-    let quoted: Vec<String> = items
-        .iter()
-        .map(|s| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"")))
-        .collect();
-    format!("{{{}}}", quoted.join(","))
-}
-
 /// The COPY (FORMAT csv) payload of `rows` for `batch`.
 fn csv(batch: &str, rows: &[Row]) -> String {
     let mut out = String::new();
     for r in rows {
-        let q = &r.req;
-        let fields: [Option<String>; 17] = [
-            Some(batch.to_owned()),
-            Some(r.row_no.to_string()),
-            Some(q.kind.clone()),
-            Some(q.queue.clone()),
-            Some(q.args.clone()),
-            Some(q.priority.to_string()),
-            Some(q.max_attempts.to_string()),
-            q.run_at.clone(),
-            Some(q.metadata.clone()),
-            Some(text_array(&q.tags)),
-            bytea(q.unique_key.as_deref()),
-            q.unique_states.clone(),
-            bytea(q.ordering_key.as_deref()),
-            bytea(q.concurrency_key.as_deref()),
-            bytea(r.digest.as_deref()),
-            r.shard.map(|s| s.to_string()),
-            r.source.clone(),
-        ];
+        let fields: Vec<Option<String>> = [Some(batch.to_owned()), Some(r.row_no.to_string())]
+            .into_iter()
+            .chain(r.req.staged())
+            .chain([
+                r.digest.as_deref().map(bytea_text),
+                r.shard.map(|s| s.to_string()),
+                r.source.clone(),
+            ])
+            .collect();
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
                 out.push(',');

@@ -132,6 +132,28 @@ impl Class {
         String::from_utf8(awa_conformance_core::canonical_json(&value).ok()?).ok()
     }
 
+    /// The value this class sends, as docs/input-space.md shows it (a long kind as its
+    /// length and character, a queue as its shape).
+    #[must_use]
+    pub fn shown(&self) -> String {
+        match &self.sent {
+            Sent::Kind(k) if k.chars().count() > 40 => {
+                let first = k.chars().next().unwrap_or(' ');
+                format!("{} × `{first}`", k.chars().count())
+            }
+            Sent::Kind(k) => format!("{k:?}"),
+            Sent::Queue(QueueShape::Suffix(s)) => format!("the case's queue + {s:?}"),
+            Sent::Queue(QueueShape::Length(n, ch)) => {
+                format!("the case's queue padded with `{ch}` to {n} characters")
+            }
+            Sent::Priority(p) | Sent::MaxAttempts(p) => p.to_string(),
+            Sent::RunAt(t) => format!("`{t}`"),
+            Sent::Tags(t) if t.len() > 4 => format!("{} tags `t01`…", t.len()),
+            Sent::Tags(t) => format!("{t:?}"),
+            Sent::Metadata(_) => format!("`{}`", self.metadata_text().unwrap_or_default()),
+        }
+    }
+
     /// Put this class's value into the logical request `job` (what a producer is sent, and,
     /// through [`InsertJob::of_job`], the reference call), whose queue is the case's own (a
     /// queue class derives its queue from it).

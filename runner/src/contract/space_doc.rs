@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value as Json;
 
-use super::space::{classes, Expect, Sent};
+use super::space::{classes, Expect};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
@@ -66,25 +66,11 @@ fn must(e: Expect) -> String {
     }
 }
 
-/// A value as a reader can see it: control characters and combining marks escaped.
+/// A value as a reader can see it ([`super::space::Class::shown`]): table pipes, control
+/// characters and combining marks escaped.
 fn shown(c: &super::space::Class) -> String {
-    let text = match &c.sent {
-        Sent::Kind(k) if k.chars().count() > 40 => {
-            let first = k.chars().next().unwrap_or(' ');
-            return format!("{} × `{first}`", k.chars().count());
-        }
-        Sent::Kind(k) => format!("{k:?}"),
-        Sent::Queue(super::space::QueueShape::Suffix(s)) => format!("the case's queue + {s:?}"),
-        Sent::Queue(super::space::QueueShape::Length(n, ch)) => {
-            format!("the case's queue padded with `{ch}` to {n} characters")
-        }
-        Sent::Priority(p) | Sent::MaxAttempts(p) => p.to_string(),
-        Sent::RunAt(t) => format!("`{t}`"),
-        Sent::Tags(t) if t.len() > 4 => format!("{} tags `t01`…", t.len()),
-        Sent::Tags(t) => format!("{t:?}"),
-        Sent::Metadata(_) => format!("`{}`", c.metadata_text().unwrap_or_default()),
-    };
-    text.replace('|', "\\|")
+    c.shown()
+        .replace('|', "\\|")
         .replace('\u{301}', "\\u{301}")
         .replace('\u{2028}', "\\u2028")
 }

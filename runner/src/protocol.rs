@@ -326,6 +326,11 @@ impl Job {
         self.fields_3.as_ref().and_then(|f| f.metadata.as_ref())
     }
 
+    /// Protocol 3's members, to set one (present from then on).
+    pub fn fields_3_mut(&mut self) -> &mut JobFields3 {
+        self.fields_3.get_or_insert_with(JobFields3::default)
+    }
+
     /// The max_attempts asked, if any.
     #[must_use]
     pub fn max_attempts(&self) -> Option<i16> {

@@ -1058,3 +1058,80 @@ pub async fn released_job(
         unique_states: r.try_get(6)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::expect::Payload;
+    use super::super::judge::judge_payload;
+    use super::*;
+    use crate::outcome::Layer;
+
+    // The payload list's own test, beside it: a new field is added to it here.
+    #[test]
+    fn the_payload_rule_names_each_field_stored_other_than_asked() {
+        let asked = InsertJob::new("k", "q").run_at("2031-01-01T00:00:00Z");
+        let want = Payload::asked(
+            &asked,
+            (
+                "{}".to_owned(),
+                "{}".to_owned(),
+                Some("2031-01-01T00:00:00.000000Z".to_owned()),
+            ),
+            ("", ""),
+        );
+        let names: Vec<&str> = want.fields.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, PAYLOAD_FIELDS);
+        let right = Stored {
+            routing: Routing {
+                job_id: Some(1),
+                queue: Some("q".to_owned()),
+                priority: Some(2),
+                ..Routing::default()
+            },
+            kind: Some("k".to_owned()),
+            args: Some("{}".to_owned()),
+            max_attempts: Some(25),
+            run_at: Some("2031-01-01T00:00:00.000000Z".to_owned()),
+            metadata: Some("{}".to_owned()),
+            tags: Some(Vec::new()),
+            enqueued_by: None,
+        };
+        let names: Vec<&str> = right.payload().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, PAYLOAD_FIELDS);
+        assert!(judge_payload("p", &want, &right).is_ok());
+        // Each field changed alone is named alone, in its layer.
+        type Wrong = (&'static str, fn(&mut Stored));
+        let wrongs: [Wrong; 8] = [
+            ("kind", |s| s.kind = Some("K".to_owned())),
+            ("queue", |s| s.routing.queue = None),
+            ("args", |s| s.args = Some("{\"a\": 1}".to_owned())),
+            ("priority", |s| s.routing.priority = Some(3)),
+            ("max_attempts", |s| s.max_attempts = Some(7)),
+            ("run_at", |s| {
+                s.run_at = Some("2031-01-01T00:00:00.000001Z".to_owned())
+            }),
+            ("metadata", |s| s.metadata = None),
+            ("tags", |s| s.tags = Some(vec!["t".to_owned()])),
+        ];
+        for (field, wrong) in wrongs {
+            let mut got = right.clone();
+            wrong(&mut got);
+            let f = judge_payload("p", &want, &got).unwrap_err();
+            assert_eq!(f.layer, Some(Layer::Payload));
+            assert_eq!(
+                f.message,
+                format!("p stored {field} other than asked (job 1)")
+            );
+        }
+        // A run_at not asked is any instant inside the enqueue's window.
+        let window = Payload::asked(
+            &InsertJob::new("k", "q"),
+            ("{}".to_owned(), "{}".to_owned(), None),
+            ("2031-01-01T00:00:00.000000Z", "2031-01-01T00:00:01.000000Z"),
+        );
+        assert!(judge_payload("p", &window, &right).is_ok());
+        let mut late = right.clone();
+        late.run_at = Some("2031-01-01T00:00:01.000001Z".to_owned());
+        assert!(judge_payload("p", &window, &late).is_err());
+    }
+}

@@ -162,15 +162,11 @@ impl Class {
             Sent::Kind(k) => k.clone_into(&mut job.kind),
             Sent::Queue(shape) => job.queue = shape.queue(&job.queue),
             Sent::Priority(p) => job.priority = Some(*p),
-            Sent::MaxAttempts(m) => {
-                job.fields_3
-                    .get_or_insert_with(Default::default)
-                    .max_attempts = Some(*m)
-            }
+            Sent::MaxAttempts(m) => job.fields_3_mut().max_attempts = Some(*m),
             Sent::RunAt(t) => job.run_at = Some((*t).to_owned()),
             Sent::Tags(t) => t.clone_into(&mut job.tags),
             Sent::Metadata(typed) => {
-                job.fields_3.get_or_insert_with(Default::default).metadata = Some(typed.clone());
+                job.fields_3_mut().metadata = Some(typed.clone());
             }
         }
     }

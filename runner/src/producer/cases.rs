@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 use super::SUITE;
 use crate::contract::expect;
 use crate::contract::expect::exercise::{KIND, MAX_ATTEMPTS, PRIORITY, RUN_AT, RUN_AT_UTC, TAGS};
-use crate::protocol::{Job, JobFields3};
+use crate::protocol::Job;
 
 /// The widths every ordering / concurrency key is enqueued at.
 pub const KEY_WIDTHS: [u8; 5] = [1, 2, 7, 8, 64];
@@ -240,12 +240,6 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
             }
         }
     }
-    let fields = |metadata: Option<Json>, max_attempts: Option<i16>| {
-        Some(JobFields3 {
-            metadata,
-            max_attempts,
-        })
-    };
     let fixed = vec![
         (
             "defaults",
@@ -255,7 +249,9 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
         (
             "max_attempts",
             "max_attempts 7 (protocol 3)",
-            PayloadCase::with(KIND, |job| job.fields_3 = fields(None, Some(MAX_ATTEMPTS))),
+            PayloadCase::with(KIND, |job| {
+                job.fields_3_mut().max_attempts = Some(MAX_ATTEMPTS);
+            }),
         ),
         (
             "run_at_offset",
@@ -266,7 +262,7 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
             "metadata",
             "metadata with a null, an integer beyond i64, a float and non-ASCII text (protocol 3)",
             PayloadCase::with(KIND, |job| {
-                job.fields_3 = fields(Some(metadata_typed()), None);
+                job.fields_3_mut().metadata = Some(metadata_typed());
             }),
         ),
         (
@@ -281,7 +277,8 @@ fn payload_cases(vectors: &VectorSet) -> Vec<Case> {
                     job.tags = TAGS.iter().map(|t| (*t).to_owned()).collect();
                     job.priority = Some(PRIORITY);
                     job.run_at = Some(RUN_AT.to_owned());
-                    job.fields_3 = fields(Some(metadata_typed()), Some(MAX_ATTEMPTS));
+                    job.fields_3_mut().metadata = Some(metadata_typed());
+                    job.fields_3_mut().max_attempts = Some(MAX_ATTEMPTS);
                 })
             },
         ),

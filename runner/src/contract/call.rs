@@ -3,7 +3,7 @@
 //! * `insert_job` ([`InsertJob`], [`insert`], [`Inserted`]): the README's prepared-statement
 //!   form, every one of the 13 arguments explicit and bound in one place ([`InsertJob::params`]),
 //!   built from a producer's logical request by the one conversion ([`InsertJob::of_job`]);
-//! * `job_routing` ([`read`], [`Routing`]) and `job_stored` ([`stored`], [`Stored`]), with the
+//! * `job_routing` ([`read`], [`Observed`]) and `job_stored` ([`stored`], [`Stored`]), with the
 //!   payload a worker receives field by field, asked ([`InsertJob::asks`]) and stored
 //!   ([`Stored::payload`]), in the one order [`PAYLOAD_FIELDS`];
 //! * the signatures the catalog must show ([`INSERT_JOB_ARG_NAMES`], [`RESULT_COLUMNS`], ...);
@@ -128,7 +128,9 @@ pub fn initial_state(run_at_given: bool) -> &'static str {
     }
 }
 
-/// A job as stored (`job_routing`) or as `insert_job` returned it.
+/// A job's routing as stored (`job_routing`, with every column it returns; `job_id` `None`:
+/// the database keeps no such job of this login), as `insert_job` returned it, or as
+/// released Awa keeps it: the judge's one view of a job's routing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observed {
     /// `job_id`.
@@ -523,34 +525,9 @@ impl Inserted {
     }
 }
 
-/// What `job_routing` reads back.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Routing {
-    /// `job_id` (`None`: the database keeps no such job of this login).
-    pub job_id: Option<i64>,
-    /// The queue.
-    pub queue: Option<String>,
-    /// The enqueue shard.
-    pub enqueue_shard: Option<i16>,
-    /// The route source.
-    pub route_source: Option<String>,
-    /// The concurrency (or fallback) digest.
-    pub concurrency_digest: Option<Vec<u8>>,
-    /// Contract v1.1: the §6 digest of the stored ordering key (job_routing never returns a
-    /// raw key).
-    pub ordering_key_digest: Option<Vec<u8>>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as bit text.
-    pub unique_states: Option<String>,
-    /// The state.
-    pub state: Option<String>,
-    /// The priority.
-    pub priority: Option<i16>,
-}
-
-impl Routing {
-    /// Decode one row of `job_routing_call.sql`.
+impl Observed {
+    /// Decode one row of `job_routing_call.sql` (and the first ten columns of
+    /// `job_stored_call.sql`).
     ///
     /// # Errors
     /// A column of another type than the contract's.
@@ -568,23 +545,6 @@ impl Routing {
             priority: row.try_get(9)?,
         })
     }
-
-    /// The judge's view of it.
-    #[must_use]
-    pub fn observed(&self) -> Observed {
-        Observed {
-            job_id: self.job_id,
-            queue: self.queue.clone(),
-            state: self.state.clone(),
-            priority: self.priority,
-            enqueue_shard: self.enqueue_shard,
-            route_source: self.route_source.clone(),
-            concurrency_digest: self.concurrency_digest.clone(),
-            ordering_key_digest: self.ordering_key_digest.clone(),
-            unique_key: self.unique_key.clone(),
-            unique_states: self.unique_states.clone(),
-        }
-    }
 }
 
 /// What `job_stored` reads back: the whole stored job (contract revision 1.2, ADR 0052): its
@@ -592,7 +552,7 @@ impl Routing {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stored {
     /// The routing columns, the job id, queue, state and priority (`job_routing`'s).
-    pub routing: Routing,
+    pub routing: Observed,
     /// The kind, byte for byte.
     pub kind: Option<String>,
     /// The args as jsonb's text.
@@ -617,7 +577,7 @@ impl Stored {
     /// A column of another type than the contract's.
     pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
         Ok(Self {
-            routing: Routing::decode(row)?,
+            routing: Observed::decode(row)?,
             kind: row.try_get(10)?,
             args: row.try_get(11)?,
             max_attempts: row.try_get(12)?,
@@ -791,9 +751,9 @@ pub async fn read(
     client: &Client,
     st: &Statement,
     job_id: i64,
-) -> Result<Routing, tokio_postgres::Error> {
+) -> Result<Observed, tokio_postgres::Error> {
     let row = client.query_one(st, &[&job_id]).await?;
-    Routing::decode(&row)
+    Observed::decode(&row)
 }
 
 /// Read many jobs' stored routing in one statement (`job_routing_many.sql`), in the order of
@@ -807,7 +767,7 @@ pub async fn read_many(
     client: &Client,
     quoted_schema: &str,
     ids: &[i64],
-) -> Result<Vec<Routing>, tokio_postgres::Error> {
+) -> Result<Vec<Observed>, tokio_postgres::Error> {
     let many = include_str!("../../sql/job_routing_many.sql").in_schema(quoted_schema);
     read_each(
         client,
@@ -815,7 +775,7 @@ pub async fn read_many(
         &read_sql_in(quoted_schema),
         ids,
         ROUTING_COLUMNS.len(),
-        Routing::decode,
+        Observed::decode,
     )
     .await
 }
@@ -1082,11 +1042,11 @@ mod tests {
         let names: Vec<&str> = want.fields.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, PAYLOAD_FIELDS);
         let right = Stored {
-            routing: Routing {
+            routing: Observed {
                 job_id: Some(1),
                 queue: Some("q".to_owned()),
                 priority: Some(2),
-                ..Routing::default()
+                ..Observed::default()
             },
             kind: Some("k".to_owned()),
             args: Some("{}".to_owned()),

@@ -171,31 +171,28 @@ impl Session {
             false => None,
         };
         let client = self.client(inner)?;
-        let (read, whole) = self
-            .db
-            .pg
-            .block_on(futures_util::future::join(
-                async {
-                    call::read(client, &routing, job_id)
-                        .await
-                        .map(|r| r.observed())
-                        .map_err(|e| self.db_err("reading the stored job through job_routing", &e))
-                },
-                async {
-                    let (stored, clock) = stored.as_ref()?;
-                    let (whole, to) = futures_util::future::join(
-                        call::stored(client, stored, job_id),
-                        call::clock_with(client, clock),
-                    )
-                    .await;
-                    Some(
-                        whole.and_then(|w| to.map(|t| (w, t))).map_err(|e| {
+        let (read, whole) =
+            self.db
+                .pg
+                .block_on(futures_util::future::join(
+                    async {
+                        call::read(client, &routing, job_id).await.map_err(|e| {
+                            self.db_err("reading the stored job through job_routing", &e)
+                        })
+                    },
+                    async {
+                        let (stored, clock) = stored.as_ref()?;
+                        let (whole, to) = futures_util::future::join(
+                            call::stored(client, stored, job_id),
+                            call::clock_with(client, clock),
+                        )
+                        .await;
+                        Some(whole.and_then(|w| to.map(|t| (w, t))).map_err(|e| {
                             self.db_err("reading the stored job through job_stored", &e)
-                        }),
-                    )
-                },
-            ))
-            .map_err(|e| CaseFailure::harness(e.to_string()))?;
+                        }))
+                    },
+                ))
+                .map_err(|e| CaseFailure::harness(e.to_string()))?;
         Ok((read?, whole))
     }
 

@@ -137,13 +137,7 @@ async fn check_route(
         } else {
             format!("{id} (no opts)")
         };
-        judge_routing(
-            &label,
-            width(e.width)?,
-            &e.route,
-            &ins.observed(),
-            &stored.observed(),
-        )?;
+        judge_routing(&label, width(e.width)?, &e.route, &ins.observed(), stored)?;
     }
     Ok(())
 }

@@ -65,7 +65,7 @@ pub(super) fn width_queue(base: &str, width: u8) -> String {
 }
 
 pub(super) use crate::contract::call::{
-    insert, insert_sql, read, read_sql, InsertJob, Inserted, Routing, FUTURE, PAST,
+    insert, insert_sql, read, read_sql, InsertJob, Inserted, Observed, FUTURE, PAST,
 };
 
 /// The kind of every job the SQL suites insert.
@@ -129,7 +129,7 @@ pub(super) async fn insert_and_read_all(
     db: &DbSetup,
     reqs: &[InsertJob],
     rows: Rows,
-) -> Result<Vec<(Inserted, Routing)>, CaseFailure> {
+) -> Result<Vec<(Inserted, Observed)>, CaseFailure> {
     let mut queues: Vec<String> = reqs.iter().map(|r| r.queue.clone()).collect();
     queues.sort();
     queues.dedup();
@@ -179,7 +179,7 @@ pub(super) async fn insert_and_read_all(
         .map_err(|e| query_fail(db, &read_label("job_routing", &ids), &e))?;
     let mut out = Vec::with_capacity(ok.len());
     for ((i, s), r) in ok.into_iter().zip(stored).zip(reqs) {
-        judge_kept(r, &i.observed(), &s.observed())?;
+        judge_kept(r, &i.observed(), &s)?;
         out.push((i, s));
     }
     if rows == Rows::Counted {
@@ -211,7 +211,7 @@ async fn judge_stored_payloads(
     client: &Client,
     db: &DbSetup,
     reqs: &[InsertJob],
-    inserted: &[(Inserted, Routing)],
+    inserted: &[(Inserted, Observed)],
     asked: Vec<call::Asked>,
     from: &str,
 ) -> Result<(), CaseFailure> {

@@ -49,7 +49,7 @@ pub(super) fn cases() -> Vec<Case> {
                             at,
                             &route,
                             &ins.observed(),
-                            &stored.observed(),
+                            stored,
                         )?;
                     }
                     Ok(Verdict::Passed)

@@ -16,13 +16,22 @@
 //! way everywhere. Decoding errors are returned, never swallowed: a column of the wrong type is
 //! an error naming the call, not a default value.
 
-use crate::pg::SqlText;
 use serde_json::{json, Value as Json};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Row, Statement};
+use tokio_postgres::{Client, Row};
+
+mod compat;
+mod exec;
+mod routing;
+
+pub use compat::{compat_insert, compat_insert_sql, released_job, CompatCall, CompatReturned};
+pub use exec::{
+    clock, clock_with, insert, insert_sql, insert_sql_in, read, read_many, read_sql, read_sql_in,
+    stored, stored_many, stored_sql_in, CLOCK_SQL,
+};
+pub use routing::{h, Inserted, Observed};
 
 use super::expect::Want;
-use super::target::DbSetup;
 use crate::protocol::Job;
 use awa_conformance_core as core;
 
@@ -125,60 +134,6 @@ pub fn initial_state(run_at_given: bool) -> &'static str {
         "scheduled"
     } else {
         "available"
-    }
-}
-
-/// A job's routing as stored (`job_routing`, with every column it returns; `job_id` `None`:
-/// the database keeps no such job of this login), as `insert_job` returned it, or as
-/// released Awa keeps it: the judge's one view of a job's routing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Observed {
-    /// `job_id`.
-    pub job_id: Option<i64>,
-    /// The queue.
-    pub queue: Option<String>,
-    /// The initial state.
-    pub state: Option<String>,
-    /// The priority.
-    pub priority: Option<i16>,
-    /// The enqueue shard.
-    pub enqueue_shard: Option<i16>,
-    /// The route source.
-    pub route_source: Option<String>,
-    /// The concurrency digest.
-    pub concurrency_digest: Option<Vec<u8>>,
-    /// The ordering key's digest (stored only; `None` in `insert_job`'s result).
-    pub ordering_key_digest: Option<Vec<u8>>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as bit text (stored only).
-    pub unique_states: Option<String>,
-}
-
-/// Lowercase hex of optional bytes, or JSON null.
-#[must_use]
-pub fn h(b: Option<&[u8]>) -> Json {
-    b.map_or(Json::Null, |b| {
-        Json::String(awa_conformance_vectors::to_hex(b))
-    })
-}
-
-impl Observed {
-    /// The JSON shown in reports.
-    #[must_use]
-    pub fn to_json(&self) -> Json {
-        json!({
-            "job_id": self.job_id,
-            "queue": self.queue,
-            "state": self.state,
-            "priority": self.priority,
-            "enqueue_shard": self.enqueue_shard,
-            "route_source": self.route_source,
-            "concurrency_digest_hex": h(self.concurrency_digest.as_deref()),
-            "ordering_key_digest_hex": h(self.ordering_key_digest.as_deref()),
-            "unique_key_hex": h(self.unique_key.as_deref()),
-            "unique_states": self.unique_states,
-        })
     }
 }
 
@@ -467,86 +422,6 @@ impl InsertJob {
     }
 }
 
-/// What `insert_job` returned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inserted {
-    /// `job_id`.
-    pub job_id: i64,
-    /// The queue.
-    pub queue: Option<String>,
-    /// The initial state.
-    pub state: Option<String>,
-    /// The priority.
-    pub priority: Option<i16>,
-    /// The enqueue shard.
-    pub enqueue_shard: Option<i16>,
-    /// The route source.
-    pub route_source: Option<String>,
-    /// The concurrency (or fallback) digest.
-    pub concurrency_digest: Option<Vec<u8>>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-}
-
-impl Inserted {
-    /// Decode one row of `insert_job_call.sql`.
-    ///
-    /// # Errors
-    /// A column of another type than the contract's.
-    pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
-        Ok(Self {
-            job_id: row.try_get(0)?,
-            queue: row.try_get(1)?,
-            state: row.try_get(2)?,
-            priority: row.try_get(3)?,
-            enqueue_shard: row.try_get(4)?,
-            route_source: row.try_get(5)?,
-            concurrency_digest: row.try_get(6)?,
-            unique_key: row.try_get(7)?,
-        })
-    }
-
-    /// The judge's view of it (`insert_job`'s result carries no ordering-key digest and no
-    /// unique states).
-    #[must_use]
-    pub fn observed(&self) -> Observed {
-        Observed {
-            job_id: Some(self.job_id),
-            queue: self.queue.clone(),
-            state: self.state.clone(),
-            priority: self.priority,
-            enqueue_shard: self.enqueue_shard,
-            route_source: self.route_source.clone(),
-            concurrency_digest: self.concurrency_digest.clone(),
-            ordering_key_digest: None,
-            unique_key: self.unique_key.clone(),
-            unique_states: None,
-        }
-    }
-}
-
-impl Observed {
-    /// Decode one row of `job_routing_call.sql` (and the first ten columns of
-    /// `job_stored_call.sql`).
-    ///
-    /// # Errors
-    /// A column of another type than the contract's.
-    pub fn decode(row: &Row) -> Result<Self, tokio_postgres::Error> {
-        Ok(Self {
-            job_id: row.try_get(0)?,
-            queue: row.try_get(1)?,
-            enqueue_shard: row.try_get(2)?,
-            route_source: row.try_get(3)?,
-            concurrency_digest: row.try_get(4)?,
-            ordering_key_digest: row.try_get(5)?,
-            unique_key: row.try_get(6)?,
-            unique_states: row.try_get(7)?,
-            state: row.try_get(8)?,
-            priority: row.try_get(9)?,
-        })
-    }
-}
-
 /// What `job_stored` reads back: the whole stored job (contract revision 1.2, ADR 0052): its
 /// routing, as `job_routing` gives it, and the payload a worker receives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -620,25 +495,6 @@ impl Stored {
     }
 }
 
-/// The `job_stored` statement of a quoted schema name.
-#[must_use]
-pub fn stored_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/job_stored_call.sql").in_schema(quoted_schema)
-}
-
-/// Read one job whole with a prepared [`stored_sql_in`] statement.
-///
-/// # Errors
-/// A connection error or a column of the wrong type.
-pub async fn stored(
-    client: &Client,
-    st: &Statement,
-    job_id: i64,
-) -> Result<Stored, tokio_postgres::Error> {
-    let row = client.query_one(st, &[&job_id]).await?;
-    Stored::decode(&row)
-}
-
 /// What the server makes of one request's payload: its args and metadata as jsonb text, and
 /// its run_at as UTC text to the microsecond (`None`: none asked).
 pub type Asked = (String, String, Option<String>);
@@ -659,9 +515,6 @@ pub async fn asked(
 
 /// The statement of [`asked`] (`payload_asked.sql`), for callers that prepare it once.
 pub const ASKED_SQL: &str = include_str!("../../sql/payload_asked.sql");
-/// The statement of [`clock`] (`clock_now.sql`), for callers that prepare it once.
-pub const CLOCK_SQL: &str = include_str!("../../sql/clock_now.sql");
-
 /// [`asked`] through `statement`: [`ASKED_SQL`] or that statement prepared.
 ///
 /// # Errors
@@ -684,339 +537,6 @@ pub async fn asked_with<T: ?Sized + tokio_postgres::ToStatement>(
         clock.get_or_insert(row.try_get::<_, String>(3)?);
     }
     Ok((out, clock.unwrap_or_default()))
-}
-
-/// The server's clock as UTC text to the microsecond (`clock_now.sql`).
-///
-/// # Errors
-/// The server's error.
-pub async fn clock(client: &Client) -> Result<String, tokio_postgres::Error> {
-    clock_with(client, CLOCK_SQL).await
-}
-
-/// [`clock`] through `statement`: [`CLOCK_SQL`] or that statement prepared.
-///
-/// # Errors
-/// The server's error.
-pub async fn clock_with<T: ?Sized + tokio_postgres::ToStatement>(
-    client: &Client,
-    statement: &T,
-) -> Result<String, tokio_postgres::Error> {
-    client.query_one(statement, &[]).await?.try_get(0)
-}
-
-/// The `insert_job` statement of `db`'s schema (README "prepared-statement form", text-cast
-/// parameters).
-#[must_use]
-pub fn insert_sql(db: &DbSetup) -> String {
-    insert_sql_in(db.schema.quoted())
-}
-
-/// [`insert_sql`] for a quoted schema name.
-#[must_use]
-pub fn insert_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/insert_job_call.sql").in_schema(quoted_schema)
-}
-
-/// The `job_routing` statement of `db`'s schema.
-#[must_use]
-pub fn read_sql(db: &DbSetup) -> String {
-    read_sql_in(db.schema.quoted())
-}
-
-/// [`read_sql`] for a quoted schema name.
-#[must_use]
-pub fn read_sql_in(quoted_schema: &str) -> String {
-    include_str!("../../sql/job_routing_call.sql").in_schema(quoted_schema)
-}
-
-/// Call `insert_job` once with a prepared [`insert_sql`] statement.
-///
-/// # Errors
-/// The server's refusal, a connection error, or a result column of the wrong type.
-pub async fn insert(
-    client: &Client,
-    st: &Statement,
-    r: &InsertJob,
-) -> Result<Inserted, tokio_postgres::Error> {
-    let row = client.query_one(st, &r.params()).await?;
-    Inserted::decode(&row)
-}
-
-/// Read one job's stored routing with a prepared [`read_sql`] statement.
-///
-/// # Errors
-/// A connection error or a column of the wrong type.
-pub async fn read(
-    client: &Client,
-    st: &Statement,
-    job_id: i64,
-) -> Result<Observed, tokio_postgres::Error> {
-    let row = client.query_one(st, &[&job_id]).await?;
-    Observed::decode(&row)
-}
-
-/// Read many jobs' stored routing in one statement (`job_routing_many.sql`), in the order of
-/// `ids`: the same rows as [`read`] on each id, in one round trip. An id for which
-/// `job_routing` gives no row or several is read alone ([`read_sql_in`]), so its error is
-/// the one-id read's.
-///
-/// # Errors
-/// The server's error, a column of the wrong type, or the one-id read's error.
-pub async fn read_many(
-    client: &Client,
-    quoted_schema: &str,
-    ids: &[i64],
-) -> Result<Vec<Observed>, tokio_postgres::Error> {
-    let many = include_str!("../../sql/job_routing_many.sql").in_schema(quoted_schema);
-    read_each(
-        client,
-        &many,
-        &read_sql_in(quoted_schema),
-        ids,
-        ROUTING_COLUMNS.len(),
-        Observed::decode,
-    )
-    .await
-}
-
-/// Read many jobs whole in one statement (`job_stored_many.sql`), in the order of `ids`: the
-/// same rows as [`stored`] on each id, with [`read_many`]'s fallback to a one-id read.
-///
-/// # Errors
-/// The server's error, a column of the wrong type, or the one-id read's error.
-pub async fn stored_many(
-    client: &Client,
-    quoted_schema: &str,
-    ids: &[i64],
-) -> Result<Vec<Stored>, tokio_postgres::Error> {
-    let many = include_str!("../../sql/job_stored_many.sql").in_schema(quoted_schema);
-    read_each(
-        client,
-        &many,
-        &stored_sql_in(quoted_schema),
-        ids,
-        STORED_COLUMNS.len(),
-        Stored::decode,
-    )
-    .await
-}
-
-/// `many` (rows ordered by the id's 1-based position in `ids`, held in column `position`)
-/// decoded per id; a position with no row or several is read alone with `one`.
-async fn read_each<T>(
-    client: &Client,
-    many: &str,
-    one: &str,
-    ids: &[i64],
-    position: usize,
-    decode: fn(&Row) -> Result<T, tokio_postgres::Error>,
-) -> Result<Vec<T>, tokio_postgres::Error> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rows = client.query(many, &[&ids]).await?;
-    let mut rows = rows.iter().peekable();
-    let mut out = Vec::with_capacity(ids.len());
-    for (i, id) in ids.iter().enumerate() {
-        let at = i64::try_from(i).map_or(i64::MAX, |i| i.saturating_add(1));
-        let mut mine = Vec::new();
-        while let Some(row) = rows.next_if(|r| r.try_get::<_, i64>(position).ok() == Some(at)) {
-            mine.push(row);
-        }
-        out.push(match mine.as_slice() {
-            [row] => decode(row)?,
-            _ => decode(&client.query_one(one, &[id]).await?)?,
-        });
-    }
-    Ok(out)
-}
-
-/// One `insert_job_compat` call, every argument explicit (the compat cases' calls, and the
-/// producer engine's reference on released Awa).
-#[derive(Debug, Clone)]
-pub struct CompatCall {
-    /// `p_kind`.
-    pub kind: String,
-    /// `p_queue`.
-    pub queue: String,
-    /// `p_args`, JSON text.
-    pub args: String,
-    /// `p_state`: released Awa takes the initial state from the caller.
-    pub state: &'static str,
-    /// `p_priority`.
-    pub priority: i16,
-    /// `p_max_attempts`.
-    pub max_attempts: i16,
-    /// `p_run_at`.
-    pub run_at: Option<String>,
-    /// `p_tags`.
-    pub tags: Vec<String>,
-    /// `p_unique_key`.
-    pub unique_key: Option<Vec<u8>>,
-    /// `p_unique_states`, bound as `::bit(8)` as the released SDKs bind it.
-    pub unique_states: Option<String>,
-    /// `p_ordering_key`.
-    pub ordering_key: Option<Vec<u8>>,
-}
-
-impl CompatCall {
-    /// An `available` job of `kind` with released defaults on `queue`.
-    #[must_use]
-    pub fn new(kind: &str, queue: &str) -> Self {
-        Self {
-            kind: kind.to_owned(),
-            queue: queue.to_owned(),
-            args: "{}".to_owned(),
-            state: "available",
-            priority: 2,
-            max_attempts: 25,
-            run_at: None,
-            tags: Vec::new(),
-            unique_key: None,
-            unique_states: None,
-            ordering_key: None,
-        }
-    }
-
-    /// The released SDKs' call for a contract request: a job with `run_at` starts `scheduled`.
-    #[must_use]
-    pub fn of(r: &InsertJob) -> Self {
-        Self {
-            kind: r.kind.clone(),
-            queue: r.queue.clone(),
-            args: r.args.clone(),
-            state: initial_state(r.run_at.is_some()),
-            priority: r.priority,
-            max_attempts: r.max_attempts,
-            run_at: r.run_at.clone(),
-            tags: r.tags.clone(),
-            unique_key: r.unique_key.clone(),
-            unique_states: r.unique_states.clone(),
-            ordering_key: r.ordering_key.clone(),
-        }
-    }
-
-    /// Start the job in `state`: `scheduled` also gets a future `run_at`, as the SDKs send it.
-    #[must_use]
-    pub fn state(mut self, state: &'static str) -> Self {
-        self.state = state;
-        self.run_at = (state == "scheduled").then(|| FUTURE.to_owned());
-        self
-    }
-
-    /// `p_unique_key` and `p_unique_states`.
-    #[must_use]
-    pub fn unique(mut self, key: &[u8], states: &str) -> Self {
-        self.unique_key = Some(key.to_vec());
-        self.unique_states = Some(states.to_owned());
-        self
-    }
-
-    /// `p_ordering_key`.
-    #[must_use]
-    pub fn ordering(mut self, key: &[u8]) -> Self {
-        self.ordering_key = Some(key.to_vec());
-        self
-    }
-}
-
-/// What `insert_job_compat` returned.
-#[derive(Debug, Clone)]
-pub struct CompatReturned {
-    /// The job's id.
-    pub job_id: i64,
-    /// The queue.
-    pub queue: Option<String>,
-    /// The state.
-    pub state: Option<String>,
-    /// The unique key.
-    pub unique_key: Option<Vec<u8>>,
-    /// The unique states as bit text.
-    pub unique_states: Option<String>,
-}
-
-/// The `insert_job_compat` statement of `db`'s schema, for the signature its released version
-/// has: with `p_ordering_key` (0.6.x), or without it (0.5.x, `compat_insert_unordered.sql`).
-#[must_use]
-pub fn compat_insert_sql(db: &DbSetup) -> String {
-    let ordered = db.compat.as_ref().is_none_or(|r| r.ordering_key);
-    let sql = if ordered {
-        include_str!("../../sql/compat_insert.sql")
-    } else {
-        include_str!("../../sql/compat_insert_unordered.sql")
-    };
-    sql.in_schema(db.schema.quoted())
-}
-
-/// Call `insert_job_compat` once with a prepared [`compat_insert_sql`] statement.
-///
-/// # Errors
-/// The server's refusal, a connection error, or a column of the wrong type.
-pub async fn compat_insert(
-    client: &Client,
-    st: &Statement,
-    c: &CompatCall,
-) -> Result<CompatReturned, tokio_postgres::Error> {
-    let params: [&(dyn ToSql + Sync); 11] = [
-        &c.kind,
-        &c.queue,
-        &c.args,
-        &c.state,
-        &c.priority,
-        &c.max_attempts,
-        &c.run_at,
-        &c.tags,
-        &c.unique_key,
-        &c.unique_states,
-        &c.ordering_key,
-    ];
-    // The statement of a 0.5.x insert_job_compat has no p_ordering_key ($11). The key is left
-    // out only when there is none: a key given to it is still bound, so the call fails for its
-    // parameter count (an error, never a silently dropped key).
-    let bound = if st.params().len() < params.len() && c.ordering_key.is_none() {
-        params.get(..st.params().len()).unwrap_or(&params)
-    } else {
-        &params
-    };
-    let row = client.query_one(st, bound).await?;
-    Ok(CompatReturned {
-        job_id: row.try_get(0)?,
-        queue: row.try_get(1)?,
-        state: row.try_get(2)?,
-        unique_key: row.try_get(3)?,
-        unique_states: row.try_get(4)?,
-    })
-}
-
-/// Read one job of released Awa from queue storage (`storage`: the quoted queue-storage
-/// schema), ready or deferred, as the judge sees it; `Observed::default()` (no job id) when
-/// queue storage keeps no such job. Released Awa records no route source, no routing digest
-/// and no ordering key.
-///
-/// # Errors
-/// A connection error or a column of the wrong type.
-pub async fn released_job(
-    client: &Client,
-    storage: &str,
-    job_id: i64,
-) -> Result<Observed, tokio_postgres::Error> {
-    let sql = include_str!("../../sql/released_job.sql").fill(&[("Q", storage)]);
-    let Some(r) = client.query_opt(&sql, &[&job_id]).await? else {
-        return Ok(Observed::default());
-    };
-    Ok(Observed {
-        job_id: r.try_get(0)?,
-        queue: r.try_get(1)?,
-        state: r.try_get(2)?,
-        priority: r.try_get(3)?,
-        enqueue_shard: r.try_get(4)?,
-        route_source: None,
-        concurrency_digest: None,
-        ordering_key_digest: None,
-        unique_key: r.try_get(5)?,
-        unique_states: r.try_get(6)?,
-    })
 }
 
 #[cfg(test)]

@@ -389,9 +389,9 @@ impl DbTarget {
             let inserted = call::insert(client, &st.insert, &request).await?;
             let read = call::read(client, &st.read, inserted.job_id).await?;
             let returned = routing(
-                inserted.route_source,
-                inserted.enqueue_shard,
-                inserted.concurrency_digest,
+                inserted.returned.route_source,
+                inserted.returned.enqueue_shard,
+                inserted.returned.concurrency_digest,
             );
             let stored = routing(
                 read.route_source,

@@ -113,7 +113,7 @@ impl Session {
                             .map_or_else(|| "BEGIN".to_owned(), |s| format!("BEGIN; {s}"));
                         let (begun, observed, rolled_back) = futures_util::future::join3(
                             client.batch_execute(&begin),
-                            async { call::insert(client, &st, call).await.map(|i| i.observed()) },
+                            async { call::insert(client, &st, call).await.map(|i| i.returned) },
                             client.batch_execute("ROLLBACK"),
                         )
                         .await;

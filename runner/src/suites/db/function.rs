@@ -137,7 +137,7 @@ async fn check_route(
         } else {
             format!("{id} (no opts)")
         };
-        judge_routing(&label, width(e.width)?, &e.route, &ins.observed(), stored)?;
+        judge_routing(&label, width(e.width)?, &e.route, &ins.returned, stored)?;
     }
     Ok(())
 }
@@ -163,14 +163,15 @@ async fn check_unique_key(
     let (ins, stored) = got
         .first()
         .ok_or_else(|| CaseFailure::harness(format!("{id}: no result row")))?;
-    if ins.unique_key.as_deref() == Some(key) && stored.unique_key.as_deref() == Some(key) {
+    if ins.returned.unique_key.as_deref() == Some(key) && stored.unique_key.as_deref() == Some(key)
+    {
         return Ok(());
     }
     Err(CaseFailure::mismatch(
         format!("{id}: unique_key not stored byte-exact"),
         json!({"unique_key_hex": hex(key)}),
         json!({
-            "returned": ins.unique_key.as_deref().map(hex),
+            "returned": ins.returned.unique_key.as_deref().map(hex),
             "stored": stored.unique_key.as_deref().map(hex),
         }),
     ))

@@ -178,7 +178,7 @@ fn lower_width(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                 low,
             ))])
             .collect();
-        let got: Vec<Option<i16>> = after.iter().map(|i| i.enqueue_shard).collect();
+        let got: Vec<Option<i16>> = after.iter().map(|i| i.returned.enqueue_shard).collect();
         let keyed_ok = want.iter().zip(&got).all(|(w, g)| w.map(i16::from) == *g);
         let rotor_ok = got
             .last()

@@ -179,7 +179,7 @@ pub(super) async fn insert_and_read_all(
         .map_err(|e| query_fail(db, &read_label("job_routing", &ids), &e))?;
     let mut out = Vec::with_capacity(ok.len());
     for ((i, s), r) in ok.into_iter().zip(stored).zip(reqs) {
-        judge_kept(r, &i.observed(), &s)?;
+        judge_kept(r, &i.returned, &s)?;
         out.push((i, s));
     }
     if rows == Rows::Counted {

@@ -209,7 +209,7 @@ fn initial_state(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
             let job = try_insert(client, db, &req)
                 .await?
                 .map_err(|e| query_fail(db, "insert_job (must be accepted)", &e))?;
-            states.push(json!({"run_at": run_at, "state": job.state}));
+            states.push(json!({"run_at": run_at, "state": job.returned.state}));
         }
         let want = json!([
             {"run_at": null, "state": "available"},

@@ -48,7 +48,7 @@ pub(super) fn cases() -> Vec<Case> {
                             &format!("unkeyed job {i} at width {w}"),
                             at,
                             &route,
-                            &ins.observed(),
+                            &ins.returned,
                             stored,
                         )?;
                     }

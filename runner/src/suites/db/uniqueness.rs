@@ -68,11 +68,11 @@ async fn must_schedule(
     req: &InsertJob,
 ) -> Result<Inserted, CaseFailure> {
     let job = must_insert(client, st, db, req, "scheduled insert").await?;
-    if job.state.as_deref() != Some("scheduled") {
+    if job.returned.state.as_deref() != Some("scheduled") {
         return Err(CaseFailure::mismatch(
             "run_at in the future must give state scheduled",
             json!("scheduled"),
-            json!(job.state),
+            json!(job.returned.state),
         ));
     }
     Ok(job)

@@ -181,7 +181,7 @@ fn no_row_means_width_1(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure> {
                 ),
                 width(1)?,
                 e,
-                &ins.observed(),
+                &ins.returned,
                 st,
             )?;
         }
@@ -221,7 +221,7 @@ fn queue_names_are_byte_exact(db: &Arc<DbSetup>) -> Result<Verdict, CaseFailure>
         }
         let got = insert_and_read_all(client, db, &reqs, Rows::Counted).await?;
         for ((ins, st), label) in got.iter().zip(&labels) {
-            let (returned, stored) = (ins.observed().enqueue_shard, st.enqueue_shard);
+            let (returned, stored) = (ins.returned.enqueue_shard, st.enqueue_shard);
             if returned != Some(0) || stored != Some(0) {
                 return Err(CaseFailure::mismatch(
                     format!(

@@ -140,7 +140,11 @@ fn check_dsn(
         .store(options.plain_sessions, std::sync::atomic::Ordering::SeqCst);
     ctx.set_provenance(
         awa_conformance_runner::contract::target::CALLERS_PROVENANCE,
-        db.caller_settings_provenance(),
+        if options.plain_sessions {
+            awa_conformance_runner::contract::target::plain_sessions_named("plain_sessions=True")
+        } else {
+            db.caller_settings_provenance()
+        },
     );
     ctx.set_provenance(
         producer::SESSION_PROVENANCE,

@@ -87,6 +87,28 @@ impl Status {
         }
     }
 
+    /// The status a report names `name` (`passed`, `not_applicable`, …); `None` for a word no
+    /// report uses.
+    #[must_use]
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// What happened to a case of this status, for the per-feature counts (`skipped`: the
+    /// producer answered `skipped`): the one mapping, for a run and for a report read back.
+    #[must_use]
+    pub fn fate(self, skipped: bool) -> Fate {
+        match self {
+            Status::NotApplicable if skipped => Fate::Skipped,
+            Status::NotApplicable => Fate::NotApplicable,
+            Status::Ignored => Fate::Ignored,
+            Status::Errored => Fate::Errored,
+            Status::Passed | Status::Failed | Status::ExpectedFailure | Status::UnexpectedPass => {
+                Fate::Checked
+            }
+        }
+    }
+
     /// Whether this status makes the run nonconformant (exit 1).
     pub fn is_nonconformant(self) -> bool {
         matches!(self, Status::Failed | Status::UnexpectedPass)
@@ -300,20 +322,24 @@ impl CaseResult {
     /// What happened to the case, for the per-feature counts.
     #[must_use]
     pub fn fate(&self) -> Fate {
-        match self.status {
-            Status::NotApplicable if self.skipped => Fate::Skipped,
-            Status::NotApplicable | Status::Ignored => Fate::NotApplicable,
-            Status::Errored => Fate::Errored,
-            Status::Passed | Status::Failed | Status::ExpectedFailure | Status::UnexpectedPass => {
-                Fate::Checked
-            }
-        }
+        self.status.fate(self.skipped)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_status_is_read_back_by_its_name_and_counted_once() {
+        for s in Status::ALL {
+            assert_eq!(Status::named(s.as_str()), Some(s));
+        }
+        assert_eq!(Status::named("skipped"), None);
+        assert_eq!(Status::Ignored.fate(false), Fate::Ignored);
+        assert_eq!(Status::NotApplicable.fate(true), Fate::Skipped);
+        assert_eq!(Status::ExpectedFailure.fate(false), Fate::Checked);
+    }
 
     #[test]
     fn rendered_failures_shorten_long_values() {

@@ -176,8 +176,11 @@ pub enum Fate {
     /// The producer answered `skipped`.
     Skipped,
     /// It was never sent: the target, the producer's protocol or its capabilities rule it
-    /// out, or there was no database.
+    /// out.
     NotApplicable,
+    /// It was not run: there was no database (counted as not applicable; a side whose every
+    /// case was ignored was never reached, [`Coverage::reached`]).
+    Ignored,
     /// The harness could not finish it.
     Errored,
 }
@@ -253,6 +256,8 @@ pub struct FeatureRow {
 pub struct Coverage {
     side: Side,
     tallies: BTreeMap<Feature, Tally>,
+    /// Whether a case was added that was not ignored.
+    reached: bool,
 }
 
 impl Coverage {
@@ -265,7 +270,11 @@ impl Coverage {
                 tallies.entry(*f).or_insert_with(Tally::default).cases += 1;
             }
         }
-        Self { side, tallies }
+        Self {
+            side,
+            tallies,
+            reached: false,
+        }
     }
 
     /// The coverage with the catalogue counts of a report's rows (`features.rows`), unknown
@@ -286,7 +295,11 @@ impl Coverage {
                 })
             })
             .collect();
-        Self { side, tallies }
+        Self {
+            side,
+            tallies,
+            reached: false,
+        }
     }
 
     /// The side these counts are of.
@@ -301,8 +314,17 @@ impl Coverage {
         self.tallies.is_empty()
     }
 
+    /// Whether the side was reached: one of its cases was added and not ignored. A run
+    /// without a database ignores every `sql::` case and says nothing of the database's
+    /// features (the run's report and the page both ask this).
+    #[must_use]
+    pub fn reached(&self) -> bool {
+        self.reached
+    }
+
     /// Count what happened to one case of these features.
     pub fn add(&mut self, features: &[Feature], fate: Fate) {
+        self.reached |= fate != Fate::Ignored;
         for f in features {
             let t = self.tallies.entry(*f).or_default();
             // A case outside the catalogue (another kit's report) still counts as one.
@@ -312,7 +334,7 @@ impl Coverage {
             match fate {
                 Fate::Checked => t.checked += 1,
                 Fate::Skipped => t.skipped += 1,
-                Fate::NotApplicable => t.not_applicable += 1,
+                Fate::NotApplicable | Fate::Ignored => t.not_applicable += 1,
                 Fate::Errored => t.errored += 1,
             }
         }
@@ -430,6 +452,16 @@ mod tests {
             .flat_map(|(f, n)| std::iter::repeat_n(vec![*f], *n))
             .collect();
         Coverage::of_catalogue(Side::Producer, cases.iter().map(Vec::as_slice))
+    }
+
+    #[test]
+    fn a_side_whose_every_case_was_ignored_was_not_reached() {
+        let mut c = Coverage::of_catalogue(Side::Database, [&[Feature::Catalog][..]]);
+        c.add(&[Feature::Catalog], Fate::Ignored);
+        assert!(!c.reached());
+        assert_eq!(c.rows().first().map(|r| r.tally.not_applicable), Some(1));
+        c.add(&[], Fate::NotApplicable);
+        assert!(c.reached());
     }
 
     fn full() -> Coverage {

@@ -136,13 +136,20 @@ pub fn caller_session_url(dsn: &crate::pg::Dsn) -> String {
 #[must_use]
 pub fn caller_settings_named(plain: bool) -> String {
     if plain {
-        return "the server's defaults (--plain-sessions)".to_owned();
+        return plain_sessions_named("--plain-sessions");
     }
     CALLER_SETTINGS
         .iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// The provenance value for calls that keep the server's defaults, naming the switch that
+/// asked for it (the CLI's `--plain-sessions`, the bindings' `plain_sessions=True`).
+#[must_use]
+pub fn plain_sessions_named(switch: &str) -> String {
+    format!("the server's defaults ({switch})")
 }
 
 impl DbSetup {

@@ -219,10 +219,10 @@ fn build_report(
 ) -> Report {
     // The database side is counted when one of its cases ran: without a database every
     // `sql::` case is ignored, and a run that never reached a database says nothing of one.
-    let database_features = cases
-        .iter()
-        .any(|c| Side::of_suite(&c.suite) == Side::Database && c.status != Status::Ignored)
-        .then(|| FeaturesSection::of(&ctx.coverage(Side::Database, &cases)))
+    let database = ctx.coverage(Side::Database, &cases);
+    let database_features = database
+        .reached()
+        .then(|| FeaturesSection::of(&database))
         .flatten();
     let mut provenance_extra = ctx.provenance();
     let mut take = |key: &str| {

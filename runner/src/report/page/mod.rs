@@ -133,7 +133,7 @@ impl ReportIn {
         &self,
         side: crate::contract::features::Side,
     ) -> Option<crate::contract::features::Coverage> {
-        use crate::contract::features::{Coverage, Fate, Feature, Side};
+        use crate::contract::features::{Coverage, Feature, Side};
         let section = match side {
             Side::Producer => &self.features,
             Side::Database => &self.database_features,
@@ -149,20 +149,13 @@ impl ReportIn {
                 .iter()
                 .filter_map(|f| Feature::from_id(f))
                 .collect();
-            let fate = match case.status.as_str() {
-                "not_applicable" if case.skipped => Fate::Skipped,
-                "not_applicable" | "ignored" => Fate::NotApplicable,
-                "errored" => Fate::Errored,
-                _ => Fate::Checked,
-            };
-            c.add(&features, fate);
+            // A status no report uses was refused when the report was read.
+            if let Some(status) = crate::outcome::Status::named(&case.status) {
+                c.add(&features, status.fate(case.skipped));
+            }
         }
         // A database side whose every case was ignored never reached a database.
-        let reached = side == Side::Producer
-            || self
-                .cases
-                .iter()
-                .any(|c| Side::of_suite(&c.suite) == side && c.status != "ignored");
+        let reached = side == Side::Producer || c.reached();
         (!c.is_empty() && reached).then_some(c)
     }
 }

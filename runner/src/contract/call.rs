@@ -614,4 +614,53 @@ mod tests {
         late.run_at = Some("2031-01-01T00:00:01.000001Z".to_owned());
         assert!(judge_payload("p", &window, &late).is_err());
     }
+
+    #[test]
+    fn the_reference_call_is_what_a_conforming_producer_binds() {
+        use crate::protocol::{PartitionInputs, UniqueInputs};
+        let empty = json!({"type": "object", "value": []});
+        // Every member absent: the contract defaults.
+        let plain = Job::plain("k", "q", empty.clone());
+        assert_eq!(InsertJob::of_job(&plain), Ok(InsertJob::new("k", "q")));
+        // A partitioned job unique by queue: stored on, and hashing, the physical queue.
+        let key = b"order-7".to_vec();
+        let n = core::Partitions::new(8).unwrap_or_else(|e| panic!("{e}"));
+        let physical = core::physical_queue_name("q", core::partition_for_ordering_key(&key, n));
+        assert_ne!(
+            physical, "q",
+            "a key of partition 0 would not tell the queues apart"
+        );
+        let mut job = plain.clone();
+        job.ordering_key_hex = Some(awa_conformance_vectors::to_hex(&key));
+        job.partition = Some(PartitionInputs {
+            key_hex: awa_conformance_vectors::to_hex(&key),
+            partitions: 8,
+        });
+        job.unique = Some(UniqueInputs {
+            by_queue: true,
+            by_args: true,
+            period_bucket: Some("-3".to_owned()),
+        });
+        job.unique_states = Some("11111000".to_owned());
+        job.priority = Some(4);
+        job.fields_3_mut().max_attempts = Some(9);
+        job.fields_3_mut().metadata = Some(json!({"type": "object", "value": [
+            ["b", {"type": "int", "value": "1"}], ["a", {"type": "null"}]
+        ]}));
+        let call = InsertJob::of_job(&job).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(call.queue, physical);
+        let args = core::Value::Object(Vec::new());
+        let want = core::unique_key("k", Some(&physical), Some(&args), Some(-3))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(call.unique_key, Some(want.to_vec()));
+        assert_eq!(call.ordering_key, Some(key));
+        assert_eq!((call.priority, call.max_attempts), (4, 9));
+        assert_eq!(call.metadata, r#"{"a":null,"b":1}"#);
+        assert_eq!(call.unique_states.as_deref(), Some("11111000"));
+        // A member that does not decode names itself.
+        let mut bad = plain;
+        bad.concurrency_key_hex = Some("ABC".to_owned());
+        let e = InsertJob::of_job(&bad).unwrap_err();
+        assert!(e.contains("concurrency_key_hex"), "{e}");
+    }
 }

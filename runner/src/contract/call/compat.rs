@@ -39,22 +39,12 @@ pub struct CompatCall {
 }
 
 impl CompatCall {
-    /// An `available` job of `kind` with released defaults on `queue`.
+    /// An `available` job of `kind` with the defaults on `queue`: the released call for a
+    /// contract request that asks for nothing else (the defaults are `InsertJob::new`'s, one
+    /// place).
     #[must_use]
     pub fn new(kind: &str, queue: &str) -> Self {
-        Self {
-            kind: kind.to_owned(),
-            queue: queue.to_owned(),
-            args: "{}".to_owned(),
-            state: "available",
-            priority: 2,
-            max_attempts: 25,
-            run_at: None,
-            tags: Vec::new(),
-            unique_key: None,
-            unique_states: None,
-            ordering_key: None,
-        }
+        Self::of(&InsertJob::new(kind, queue))
     }
 
     /// The released SDKs' call for a contract request: a job with `run_at` starts `scheduled`.
